@@ -1,0 +1,75 @@
+"""Abstract bases of structural graphs (connectomes)."""
+
+import abc
+from typing import Literal
+
+import equinox as eqx
+from jaxtyping import Array, Float, Int
+
+Interpolation = Literal["nearest", "linear"]
+
+
+class DelayIndex(eqx.Module):
+    """Loop-invariant read positions of delayed values in a history buffer.
+
+    ``rows`` are buffer rows (row ``-1`` of the buffer is the newest state, so a delay of
+    ``D`` steps reads row ``n_rows - 1 - D``); with linear interpolation ``frac`` is the
+    weight of the next-older row: ``x(t - d) = (1 - frac) buf[rows] + frac buf[rows - 1]``.
+    Shapes follow the graph's edge layout (``[nodes, nodes]`` dense, ``[edges]`` sparse).
+    """
+
+    rows: Int[Array, "..."]
+    frac: Float[Array, "..."] | None
+
+
+class AbstractGraph(eqx.Module):
+    """A weighted, directed graph over ``n_nodes`` nodes, with weights ``W[target, source]``.
+
+    Couplings see a graph only through *edge values*: arrays whose trailing axes follow
+    the graph's edge layout (``[nodes, nodes]`` for a dense graph, ``[edges]`` for a sparse
+    one) with the coupled variables on the leading axis. A coupling builds
+    ``pre(x_i, x_j)`` on edges and the graph reduces it with ``weighted_sum``:
+
+    $$ g_{k,i} = \\sum_j W_{ij}\\, v_{k,ij}. $$
+    """
+
+    @property
+    @abc.abstractmethod
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+
+    @abc.abstractmethod
+    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k ..."]:
+        """Edge values of the source node ``x_j`` (undelayed)."""
+
+    @abc.abstractmethod
+    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k ..."]:
+        """Edge values of the target node ``x_i``."""
+
+    @abc.abstractmethod
+    def weighted_sum(self, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
+        """``sum_j W[i, j] v[:, i, j]`` over the sources of every target ``i``."""
+
+    @abc.abstractmethod
+    def validate(self) -> "AbstractGraph":
+        """Return the graph with runtime checks (finite, non-negative values) attached."""
+
+
+class AbstractDelayGraph(AbstractGraph):
+    """A graph whose edges carry conduction delays (ms).
+
+    ``max_delay`` (static) sizes the history buffer; delays longer than it are a runtime
+    error, so replacing the delays with ``eqx.tree_at`` is safe.
+    """
+
+    max_delay: eqx.AbstractVar[float]
+
+    @abc.abstractmethod
+    def delay_index(self, dt: float, n_rows: int, interpolation: Interpolation) -> DelayIndex:
+        """Buffer read positions for step ``dt`` (ms) in a buffer of ``n_rows`` rows."""
+
+    @abc.abstractmethod
+    def delayed_source_values(
+        self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
+    ) -> Float[Array, "k ..."]:
+        """Edge values ``x_j(t - d_ij)`` read from the history buffer."""

@@ -1,0 +1,97 @@
+"""Dense graph with conduction delays."""
+
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Float
+
+from .._custom_types import Matrix
+from . import _dense_ops
+from ._base import AbstractDelayGraph, DelayIndex, Interpolation
+from ._checks import (
+    check_same_shape,
+    check_square,
+    checked_delays,
+    checked_weights,
+    concrete_max,
+    delay_rows,
+)
+
+
+class DelayGraph(AbstractDelayGraph):
+    """A dense weighted graph with conduction delays, both ``[target, source]``.
+
+    The delayed coupling input of node ``i`` reads the state of node ``j`` at
+    ``t - delays[i, j]``. Delays are in ms; build them from tract lengths (mm) and a
+    conduction speed (mm/ms) with ``DelayGraph.from_lengths``.
+
+    **Arguments**:
+
+    - ``weights``: ``[nodes, nodes]`` matrix, oriented ``[target, source]``.
+    - ``delays``: ``[nodes, nodes]`` delays in ms, same orientation.
+    - ``max_delay``: the largest delay the history buffer must hold (ms); computed from
+      ``delays`` when omitted (then ``delays`` must be concrete, not traced).
+    - ``signed``: allow negative weights.
+    """
+
+    weights: Matrix
+    delays: Matrix
+    max_delay: float = eqx.field(static=True)
+    signed: bool = eqx.field(static=True)
+
+    def __init__(
+        self,
+        weights: ArrayLike,
+        delays: ArrayLike,
+        *,
+        max_delay: float | None = None,
+        signed: bool = False,
+    ):
+        self.weights = weights
+        self.delays = delays
+        self.max_delay = concrete_max("delays", delays) if max_delay is None else float(max_delay)
+        self.signed = signed
+
+    def __check_init__(self):
+        check_square("weights", self.weights)
+        check_square("delays", self.delays)
+        check_same_shape("delays", self.delays, "weights", self.weights)
+        if not self.max_delay >= 0:
+            raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")
+
+    @classmethod
+    def from_lengths(
+        cls, weights: ArrayLike, lengths: ArrayLike, speed: float, **kwargs
+    ) -> "DelayGraph":
+        """Build from tract lengths (mm) and a conduction speed (mm/ms): ``d = L / v``."""
+        if not speed > 0:
+            raise ValueError(f"speed must be positive, got {speed}.")
+        return cls(weights, jnp.asarray(lengths) / speed, **kwargs)
+
+    @property
+    def n_nodes(self) -> int:
+        return jnp.shape(self.weights)[0]
+
+    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k 1 nodes"]:
+        return _dense_ops.source_values(x)
+
+    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k nodes 1"]:
+        return _dense_ops.target_values(x)
+
+    def weighted_sum(self, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
+        return _dense_ops.weighted_sum(self.weights, v)
+
+    def delay_index(self, dt: float, n_rows: int, interpolation: Interpolation) -> DelayIndex:
+        rows, frac = delay_rows(jnp.asarray(self.delays), dt, n_rows, interpolation)
+        return DelayIndex(rows, frac)
+
+    def delayed_source_values(
+        self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
+    ) -> Float[Array, "k nodes nodes"]:
+        return _dense_ops.delayed_source_values(buffer, index)
+
+    def validate(self) -> "AbstractGraph":
+        self.__check_init__()
+        weights = checked_weights(jnp.asarray(self.weights), self.signed)
+        delays = checked_delays(jnp.asarray(self.delays), self.max_delay)
+        return eqx.tree_at(lambda g: (g.weights, g.delays), self, (weights, delays))

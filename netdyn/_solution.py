@@ -1,0 +1,41 @@
+"""Simulation state and solution containers."""
+
+import equinox as eqx
+from jaxtyping import Array, Float, Int, PyTree
+
+from ._custom_types import State
+
+
+class SimulationState(eqx.Module):
+    """Everything needed to continue a simulation exactly where it stopped.
+
+    Pass it as ``history=`` to ``simulate`` to continue: the dynamics state, the delay
+    history buffer, the global step counter (which drives counter-based noise, so pieces
+    join bit for bit with the same key) and the monitors' states.
+
+    - ``y``: ``[states, nodes]`` state at the end of the run.
+    - ``buffer``: ``[rows, nodes, coupled]`` history of the coupled variables (newest row
+      last), or ``None`` without delayed couplings.
+    - ``step``: number of steps taken since the very first run.
+    - ``monitors``: ``{name: monitor state}``.
+    """
+
+    y: State
+    buffer: Float[Array, "rows nodes k"] | None
+    step: Int[Array, ""]
+    monitors: dict[str, PyTree]
+
+
+class Solution(eqx.Module):
+    """Output of ``simulate``: monitor samples, their times, and the final state.
+
+    ``sol["name"]`` is the array of samples of monitor ``name``, ``[samples, ...]``;
+    ``sol.ts["name"]`` their times (ms); ``sol.final`` a ``SimulationState``.
+    """
+
+    ys: dict[str, PyTree]
+    ts: dict[str, Float[Array, " samples"]]
+    final: SimulationState
+
+    def __getitem__(self, name: str):
+        return self.ys[name]

@@ -1,0 +1,22 @@
+import jax
+import pytest
+from jaxtyping import install_import_hook
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_numpy_dtype_promotion", "strict")
+
+# Runtime shape checking of netdyn's annotations.
+with install_import_hook("netdyn", "beartype.beartype"):
+    import netdyn  # noqa: F401
+
+
+@pytest.fixture
+def getkey():
+    """Fresh, deterministic PRNG keys for one test."""
+    state = {"key": jax.random.key(5678)}
+
+    def _getkey():
+        state["key"], sub = jax.random.split(state["key"])
+        return sub
+
+    return _getkey
