@@ -7,7 +7,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Matrix
 from . import _dense_ops
-from ._base import AbstractDelayGraph, DelayIndex, Interpolation
+from ._base import AbstractDelayGraph, AbstractGraph, DelayIndex, Interpolation
 from ._checks import (
     check_same_shape,
     check_square,

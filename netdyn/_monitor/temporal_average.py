@@ -10,7 +10,9 @@ from ._base import AbstractMonitor
 class TemporalAverage(AbstractMonitor):
     r"""Mean of the state over each period (TVB's ``TemporalAverage``):
 
-    $$ \bar y_k = \frac{1}{m} \sum_{n = km + 1}^{(k+1)m} y_n, \qquad m = \text{period} / \Delta t. $$
+    $$ \bar y_k = \frac{1}{m} \sum_{n = km + 1}^{(k+1)m} y_n, \qquad m = T / \Delta t, $$
+
+    with ``T`` the period.
 
     Sample ``k`` is stamped, as in TVB, at the end of its window minus half a period.
     """

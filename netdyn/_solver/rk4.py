@@ -12,7 +12,8 @@ class RK4(AbstractSolver):
     $$ y_{n+1} = y_n + \tfrac{\Delta t}{6}(k_1 + 2k_2 + 2k_3 + k_4) + g(y_n)\,\Delta W_n, $$
 
     with $k_1 = f(t_n, y_n)$, $k_2 = f(t_n + \Delta t/2, y_n + \Delta t k_1/2)$,
-    $k_3 = f(t_n + \Delta t/2, y_n + \Delta t k_2/2)$, $k_4 = f(t_n + \Delta t, y_n + \Delta t k_3)$,
+    $k_3 = f(t_n + \Delta t/2, y_n + \Delta t k_2/2)$,
+    $k_4 = f(t_n + \Delta t, y_n + \Delta t k_3)$,
     and state bounds applied to every stage. Fourth order without noise; with noise the
     increment is added Euler-Maruyama style, so the strong order drops to 1/2.
     """
