@@ -17,6 +17,7 @@ Only numpy and tvb are needed.  The script only *drives* TVB; no TVB code is
 copied here.
 """
 
+# ruff: noqa: E402  (tvb is imported after silencing its import-time warnings)
 from __future__ import annotations
 
 import argparse
@@ -30,17 +31,17 @@ import numpy as np
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 
-import tvb  # noqa: E402
-from tvb.datatypes import connectivity as tvb_connectivity  # noqa: E402
+# TVB warns at import time about optional modules; silence that before importing.
+from tvb.datatypes import connectivity as tvb_connectivity
 from tvb.simulator import (
-    coupling as tvb_coupling,  # noqa: E402
-    integrators as tvb_integrators,  # noqa: E402
-    models as tvb_models,  # noqa: E402
-    monitors as tvb_monitors,  # noqa: E402
-    simulator as tvb_simulator,  # noqa: E402
+    coupling as tvb_coupling,
+    integrators as tvb_integrators,
+    models as tvb_models,
+    monitors as tvb_monitors,
+    simulator as tvb_simulator,
 )
-from tvb.simulator.descriptors import NDArray  # noqa: E402
-from tvb.simulator.history import SparseHistory  # noqa: E402
+from tvb.simulator.descriptors import NDArray
+from tvb.simulator.history import SparseHistory
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE_DIR = os.path.join(os.path.dirname(HERE), "tests", "fixtures")
@@ -203,6 +204,15 @@ def _make_coupling(name, kw):
     return cls(**{k: np.array([float(v)]) for k, v in kw.items()})
 
 
+def _tvb_version():
+    try:
+        from importlib.metadata import version
+
+        return "tvb-library " + version("tvb-library")
+    except Exception:  # pragma: no cover
+        return "tvb-library ?"
+
+
 def _scalar(x):
     x = np.asarray(x, dtype=float)
     assert x.size == 1, x
@@ -311,7 +321,7 @@ def run_one(key: str, spec: dict) -> dict:
         n_steps=np.int64(spec["n_steps"]),
         history_seed=np.int64(1000 + spec["seed"]),
         connectome_seed=np.int64(CONNECTOME_SEED),
-        tvb_version=np.array(str(getattr(tvb, "__version__", "tvb-library 2.10"))),
+        tvb_version=np.array(_tvb_version()),
     )
     for k in ckw:
         if k != "a":
@@ -325,8 +335,11 @@ def run_one(key: str, spec: dict) -> dict:
     if svb:
         for sv, (b_lo, b_hi) in svb.items():
             k = state_names.index(sv)
-            lo[k] = -np.inf if b_lo is None else float(b_lo)
-            hi[k] = np.inf if b_hi is None else float(b_hi)
+            # TVB's Model._setup_sv_boundaries replaces None/+-inf by
+            # +-finfo(float64).max; store those as +-inf (= no bound).
+            big = np.finfo(np.float64).max
+            lo[k] = -np.inf if b_lo is None or float(b_lo) <= -big else float(b_lo)
+            hi[k] = np.inf if b_hi is None or float(b_hi) >= big else float(b_hi)
     out["state_lo"] = lo
     out["state_hi"] = hi
     return out

@@ -47,8 +47,8 @@ class DelayGraph(AbstractDelayGraph):
         max_delay: float | None = None,
         signed: bool = False,
     ):
-        self.weights = weights
-        self.delays = delays
+        self.weights = jnp.asarray(weights)
+        self.delays = jnp.asarray(delays)
         self.max_delay = concrete_max("delays", delays) if max_delay is None else float(max_delay)
         self.signed = signed
 

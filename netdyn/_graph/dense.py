@@ -3,7 +3,7 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Matrix
 from . import _dense_ops
@@ -24,7 +24,11 @@ class DenseGraph(AbstractGraph):
     """
 
     weights: Matrix
-    signed: bool = eqx.field(default=False, static=True)
+    signed: bool = eqx.field(static=True)
+
+    def __init__(self, weights: ArrayLike, *, signed: bool = False):
+        self.weights = jnp.asarray(weights)
+        self.signed = signed
 
     def __check_init__(self):
         check_square("weights", self.weights)

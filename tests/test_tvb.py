@@ -1,0 +1,69 @@
+"""Reproduction of TVB (tvb-library 2.10) trajectories: deterministic Heun with delays.
+
+Fixtures are made by ``scripts/make_tvb_fixtures.py`` (see ``tests/fixtures/README.md``):
+a 5-node asymmetric connectome, random initial history, Raw monitor. TVB's delay buffer is
+float32; ``raw_f64`` is the same TVB run with a float64 buffer, ``raw`` is stock TVB.
+"""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import netdyn as nd
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+
+
+def _params(data):
+    return {k[len("param_"):]: float(data[k]) for k in data.files if k.startswith("param_")}
+
+
+def _coupling(data):
+    name, a = str(data["coupling_name"]), float(data["coupling_a"])
+    if name == "Linear":
+        return nd.DelayedLinear(G=a)
+    if name == "Kuramoto":
+        return nd.DelayedKuramotoSine(G=a)
+    if name == "SigmoidalJansenRit":
+        return nd.DelayedSigmoidalJansenRit(
+            G=a,
+            cmin=float(data["coupling_cmin"]),
+            cmax=float(data["coupling_cmax"]),
+            midpoint=float(data["coupling_midpoint"]),
+            r=float(data["coupling_r"]),
+        )
+    raise AssertionError(f"no netdyn equivalent for TVB coupling {name}")
+
+
+MODELS = [
+    "reduced_wong_wang",
+    "generic_2d_oscillator",
+    "sup_hopf",
+    "jansen_rit",
+    "montbrio_pazo_roxin",
+    "kuramoto",
+]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_matches_tvb(model):
+    data = np.load(FIXTURES / f"tvb_{model}.npz")
+    dynamics = getattr(nd, str(data["model_name"]))(**_params(data))
+    assert tuple(dynamics.state_names) == tuple(str(s) for s in data["state_names"])
+    cvar = tuple(dynamics.state_names[i] for i in data["cvar"])
+    assert dynamics.coupled_variables == cvar
+    dt = float(data["dt"])
+    graph = nd.DelayGraph.from_lengths(data["weights"], data["tract_lengths"], float(data["speed"]))
+    # The delay convention: TVB's integer delays are rint(d / dt).
+    np.testing.assert_array_equal(np.rint(np.asarray(graph.delays) / dt), data["idelays"])
+    net = nd.Network(dynamics, _coupling(data), graph)
+    t0, n = float(data["t0"]), int(data["n_steps"])
+    sol = nd.simulate(net, nd.Heun(), t0=t0, t1=t0 + n * dt, dt=dt, history=data["history"],
+                      monitors={"raw": nd.Raw()})
+    raw = np.asarray(sol["raw"])
+    np.testing.assert_allclose(sol.ts["raw"], data["times"], rtol=1e-12)
+    scale = np.max(np.abs(data["raw_f64"]))
+    np.testing.assert_allclose(raw, data["raw_f64"], rtol=0, atol=max(1e-8, 1e-10 * scale))
+    # Stock TVB rounds its history buffer to float32.
+    np.testing.assert_allclose(raw, data["raw"], rtol=0, atol=1e-6 * scale)
