@@ -1,13 +1,29 @@
 """netdyn: differentiable, delay-coupled brain network models in JAX and Equinox."""
 
+from . import datasets as datasets
 from ._coupling._base import (
     AbstractCoupling as AbstractCoupling,
     AbstractDelayedCoupling as AbstractDelayedCoupling,
     AbstractInstantaneousCoupling as AbstractInstantaneousCoupling,
 )
+from ._coupling.difference import DelayedDifference as DelayedDifference, Difference as Difference
+from ._coupling.kuramoto import (
+    DelayedKuramotoSine as DelayedKuramotoSine,
+    KuramotoSine as KuramotoSine,
+)
 from ._coupling.linear import DelayedLinear as DelayedLinear, Linear as Linear
+from ._coupling.sigmoidal import DelayedSigmoidal as DelayedSigmoidal, Sigmoidal as Sigmoidal
+from ._coupling.sigmoidal_jansen_rit import (
+    DelayedSigmoidalJansenRit as DelayedSigmoidalJansenRit,
+    SigmoidalJansenRit as SigmoidalJansenRit,
+)
 from ._dynamics._base import AbstractDynamics as AbstractDynamics
+from ._dynamics.generic_2d_oscillator import Generic2dOscillator as Generic2dOscillator
+from ._dynamics.jansen_rit import JansenRit as JansenRit
+from ._dynamics.kuramoto import Kuramoto as Kuramoto
+from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
+from ._dynamics.sup_hopf import SupHopf as SupHopf
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
     AbstractGraph as AbstractGraph,
@@ -15,15 +31,34 @@ from ._graph._base import (
 )
 from ._graph.delay import DelayGraph as DelayGraph
 from ._graph.dense import DenseGraph as DenseGraph
+from ._graph.sparse import SparseGraph as SparseGraph
+from ._graph.sparse_delay import SparseDelayGraph as SparseDelayGraph
+from ._memory import GradientMemory as GradientMemory, gradient_memory as gradient_memory
 from ._monitor._base import AbstractMonitor as AbstractMonitor
+from ._monitor.bold import Bold as Bold
+from ._monitor.hrf_bold import HrfBold as HrfBold
 from ._monitor.raw import Raw as Raw
 from ._monitor.temporal_average import TemporalAverage as TemporalAverage
 from ._network import Network as Network
 from ._noise._base import AbstractNoise as AbstractNoise
 from ._noise.additive import AdditiveNoise as AdditiveNoise
 from ._noise.multiplicative import MultiplicativeNoise as MultiplicativeNoise
+from ._observation._stats import upper_triangle as upper_triangle
+from ._observation.fc import fc as fc
+from ._observation.fcd import fcd as fcd, fcd_values as fcd_values
+from ._observation.losses import (
+    fc_correlation as fc_correlation,
+    fcd_distance as fcd_distance,
+    one_minus_pearson as one_minus_pearson,
+    rmse as rmse,
+)
 from ._remat._base import AbstractRemat as AbstractRemat
+from ._remat.auto import Auto as Auto
+from ._remat.multilevel import MultiLevel as MultiLevel
+from ._remat.nested import Nested as Nested
 from ._remat.no_remat import NoRemat as NoRemat
+from ._remat.policy import Policy as Policy
+from ._remat.uniform import Uniform as Uniform
 from ._simulate import simulate as simulate
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver

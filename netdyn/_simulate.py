@@ -271,23 +271,29 @@ def simulate(
 
     clip = lambda y: clip_to_bounds(dynamics, y)  # noqa: E731
 
-    def step(carry: SimulationState) -> SimulationState:
-        y, buf, i = carry.y, carry.buffer, carry.step
-        t = t0 + (i - step0).astype(dtype) * dt
-        c_delayed = total(delayed_terms(y, buf))
-        if c_delayed is not None:
-            c_delayed = checkpoint_name(c_delayed, "coupling")
-
+    # The solver stages are node-wise and cheap next to the delayed gather: recomputing
+    # them in the backward pass keeps the per-step residuals to the step's inputs (state,
+    # delayed coupling input, noise term) instead of every intermediate of every stage.
+    @jax.checkpoint
+    def advance(t, y, c_delayed, noise_term):
         def drift(t, y):
             c = total(instantaneous_terms(y), c_delayed)
             if c is None:
                 c = jnp.zeros(expected_c, dtype)
             return dynamics.vector_field(t, y, c)
 
+        return solver.step(drift, t, y, dt, noise_term, clip)
+
+    def step(carry: SimulationState) -> SimulationState:
+        y, buf, i = carry.y, carry.buffer, carry.step
+        t = t0 + (i - step0).astype(dtype) * dt
+        c_delayed = total(delayed_terms(y, buf))
+        if c_delayed is not None:
+            c_delayed = checkpoint_name(c_delayed, "coupling")
         noise_term = None
         if noise is not None:
             noise_term = noise.increment(key, i, y, dt, noise_rows)
-        y1 = checkpoint_name(solver.step(drift, t, y, dt, noise_term, clip), "state")
+        y1 = checkpoint_name(advance(t, y, c_delayed, noise_term), "state")
         if buf is not None:
             buf = checkpoint_name(_history.push(buf, _take_rows(y1, cvar)), "history")
         ms = {

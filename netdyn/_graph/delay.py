@@ -2,7 +2,9 @@
 
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Matrix
@@ -66,7 +68,10 @@ class DelayGraph(AbstractDelayGraph):
         """Build from tract lengths (mm) and a conduction speed (mm/ms): ``d = L / v``."""
         if not speed > 0:
             raise ValueError(f"speed must be positive, got {speed}.")
-        return cls(weights, jnp.asarray(lengths) / speed, **kwargs)
+        if isinstance(lengths, jax.core.Tracer):
+            return cls(weights, lengths / speed, **kwargs)
+        # Concrete lengths give concrete delays (even inside jit), so max_delay is known.
+        return cls(weights, np.asarray(lengths) / speed, **kwargs)
 
     @property
     def n_nodes(self) -> int:

@@ -1,0 +1,50 @@
+"""Validation shared by the monitors that watch a single state variable (BOLD)."""
+
+import math
+
+from jaxtyping import Array, Float
+
+
+def to_variables(variables: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
+    """Accept one name, a sequence of names, or ``None``."""
+    if variables is None:
+        return None
+    if isinstance(variables, str):
+        return (variables,)
+    return tuple(variables)
+
+
+def check_single_variable(monitor) -> None:
+    if monitor.variables is not None and len(monitor.variables) != 1:
+        raise ValueError(
+            f"{type(monitor).__name__} is driven by exactly one state variable, got "
+            f"variables={monitor.variables!r}; pass e.g. variables=('S',)."
+        )
+
+
+def check_warmup(monitor) -> None:
+    warmup = monitor.warmup
+    if not (isinstance(warmup, (int, float)) and math.isfinite(warmup) and warmup >= 0):
+        raise ValueError(
+            f"{type(monitor).__name__}: warmup must be a finite number of ms >= 0, "
+            f"got {warmup!r}."
+        )
+
+
+def whole_multiple(name: str, value: float, unit_name: str, unit: float) -> int:
+    """``value / unit`` as an int, or a ``ValueError`` when it is not a whole number."""
+    n = round(value / unit)
+    if n < 1 or abs(n * unit - value) > 1e-9 * max(1.0, abs(value)):
+        raise ValueError(f"{name} ({value} ms) is not a whole number of {unit_name} ({unit} ms).")
+    return n
+
+
+def single_row(monitor, y: Float[Array, "k nodes"]) -> Float[Array, " nodes"]:
+    """The one watched row of ``y``; a trace-time error when more rows are watched."""
+    if y.ndim != 2 or y.shape[0] != 1:
+        raise ValueError(
+            f"{type(monitor).__name__} is driven by exactly one state variable, but it "
+            f"receives {y.shape[0]} rows (shape {y.shape}): with a multi-variable model, "
+            "pass e.g. variables=('S',)."
+        )
+    return y[0]

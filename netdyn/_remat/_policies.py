@@ -1,0 +1,34 @@
+"""Checkpoint wrappers for the remat strategies."""
+
+import functools
+
+import jax
+
+
+def checkpointer(save: tuple[str, ...] = (), offload: bool = False):
+    """``jax.checkpoint`` saving only the values tagged with the names in ``save``.
+
+    With ``offload``, those values are moved to pinned host memory instead of being kept on
+    the device (``save_and_offload_only_these_names``), for accelerators.
+    """
+    if offload:
+        policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+            names_which_can_be_saved=(),
+            names_which_can_be_offloaded=tuple(save),
+            offload_src="device",
+            offload_dst="pinned_host",
+        )
+    elif save:
+        policy = jax.checkpoint_policies.save_only_these_names(*save)
+    else:
+        policy = jax.checkpoint_policies.nothing_saveable
+    return functools.partial(jax.checkpoint, policy=policy, prevent_cse=False)
+
+
+def check_block(name: str, value) -> int:
+    """Trace-time check of a block size: a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer number of steps, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}.")
+    return value

@@ -1,0 +1,46 @@
+"""Name-based checkpoint policies."""
+
+import math
+
+import equinox as eqx
+
+from ._base import AbstractRemat
+from ._policies import check_block, checkpointer
+from ._schedule import time_loop
+
+NAMES = ("state", "history", "coupling", "monitor")
+
+
+class Policy(AbstractRemat):
+    """Checkpointed blocks that also save the values tagged with the given names.
+
+    The time loop tags, at every step, the new state (``"state"``), the history buffer
+    (``"history"``), the delayed coupling input (``"coupling"``) and the monitor states
+    (``"monitor"``) with ``jax.ad_checkpoint.checkpoint_name``. Inside each block of
+    ``block`` steps (default: about the square root of the number of steps), values with
+    these names are saved during the forward pass instead of being recomputed;
+    everything else is recomputed. ``Policy(("coupling",))`` saves ``[inputs, nodes]`` per
+    step and skips recomputing the delayed gather; ``Policy(("history",))`` saves the whole
+    buffer every step (memory-hungry: shown for completeness).
+
+    With ``offload=True`` (accelerators) the named values are moved to pinned host memory
+    (``jax.checkpoint_policies.save_and_offload_only_these_names``).
+    """
+
+    names: tuple[str, ...] = eqx.field(static=True)
+    block: int | None = eqx.field(default=None, static=True)
+    offload: bool = eqx.field(default=False, static=True)
+
+    def __check_init__(self):
+        if isinstance(self.names, str):
+            raise ValueError(f"Policy names must be a tuple of names, got {self.names!r}.")
+        unknown = [n for n in self.names if n not in NAMES]
+        if unknown:
+            raise ValueError(f"Policy: unknown checkpoint name(s) {unknown}; known: {NAMES}.")
+        if self.block is not None:
+            check_block("Policy block", self.block)
+
+    def loop(self, step, emit, carry, n_steps, every):
+        block = self.block if self.block is not None else max(1, math.isqrt(n_steps))
+        wrap = checkpointer(tuple(self.names), self.offload)
+        return time_loop(step, emit, carry, n_steps, every, (block,), wrap)

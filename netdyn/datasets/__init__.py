@@ -1,0 +1,21 @@
+"""Connectome data: embedded datasets and readers for common file formats.
+
+```python
+import netdyn as nd
+
+nd.datasets.available()            # ('hcp',)
+data = nd.datasets.load("hcp")     # weights [target, source], lengths (mm), labels, fc, bold
+conn = nd.datasets.read_tvb_zip("connectivity_76.zip")
+```
+
+Provenance, licences and processing of the embedded data: `NOTICE.md` in this folder.
+"""
+
+from ._dataset import Dataset as Dataset
+from ._load import available as available, load as load
+from ._readers import (
+    read_connectome_csv as read_connectome_csv,
+    read_csv_matrix as read_csv_matrix,
+    read_npz as read_npz,
+    read_tvb_zip as read_tvb_zip,
+)

@@ -1,0 +1,158 @@
+"""Remat strategies: same forward result, same gradient, real memory savings."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import netdyn as nd
+
+N_NODES, T1, DT = 8, 600.0, 1.0  # 600 steps; monitors emit every 50 and 100 steps
+MONITORS = {"tavg": nd.TemporalAverage(period=100.0), "sub": nd.Raw(period=50.0)}
+
+
+def _network():
+    rng = np.random.default_rng(7)
+    w = rng.random((N_NODES, N_NODES)) * (rng.random((N_NODES, N_NODES)) < 0.6)
+    lengths = rng.uniform(5.0, 60.0, (N_NODES, N_NODES))
+    return nd.Network(
+        nd.ReducedWongWang(w=0.5, I_o=0.32),
+        nd.DelayedLinear(G=0.6),
+        nd.DelayGraph.from_lengths(w, lengths, speed=4.0),
+        nd.AdditiveNoise(0.00283),
+    )
+
+
+STRATEGIES = [
+    nd.Uniform(1),
+    nd.Uniform(7),  # divides neither the period nor the run
+    nd.Uniform(25),
+    nd.Uniform(50),
+    nd.Uniform(150),  # three periods of 50: 12 periods split into 4 blocks
+    nd.Uniform(250),  # five periods: 12 is not a multiple of 5, masked last block
+    nd.Uniform(10_000),  # longer than the run
+    nd.Nested(7, 100),
+    nd.Nested(5, 25, 200),
+    nd.MultiLevel(4),
+    nd.MultiLevel(2),
+    nd.Policy(("coupling",)),
+    nd.Policy(("state", "history", "monitor"), block=30),
+    nd.Auto(max_bytes=10**9),
+    nd.Auto(max_bytes=300_000),
+]
+
+
+def _run(remat, net=None, key=None):
+    net = _network() if net is None else net
+    key = jax.random.key(11) if key is None else key
+    return nd.simulate(net, nd.Heun(remat=remat), t0=0.0, t1=T1, dt=DT, monitors=MONITORS,
+                       key=key)
+
+
+def _loss(params, remat):
+    G, I_o = params
+    net = eqx.tree_at(lambda n: (n.coupling.G, n.dynamics.I_o), _network(), (G, I_o))
+    sol = _run(remat, net)
+    return jnp.mean((sol["tavg"] - 0.25) ** 2) + jnp.mean(sol["sub"] ** 2)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    sol = jax.jit(lambda: _run(nd.NoRemat()))()
+    grad = jax.jit(jax.grad(lambda p: _loss(p, nd.NoRemat())))(jnp.array([0.6, 0.32]))
+    return sol, grad
+
+
+@pytest.mark.parametrize("remat", STRATEGIES, ids=str)
+def test_forward_is_bit_identical(remat, reference):
+    sol, _ = reference
+    other = _run(remat)
+    for a, b in zip(jax.tree.leaves(sol), jax.tree.leaves(other)):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("remat", STRATEGIES, ids=str)
+def test_gradient_equals_no_remat(remat, reference):
+    _, grad = reference
+    other = jax.jit(jax.grad(lambda p: _loss(p, remat)))(jnp.array([0.6, 0.32]))
+    np.testing.assert_allclose(other, grad, rtol=1e-10)
+
+
+@pytest.mark.parametrize("remat", [nd.Uniform(7), nd.MultiLevel(4)], ids=str)
+def test_gradient_matches_finite_differences(remat):
+    params = jnp.array([0.6, 0.32])
+    grad = jax.jit(jax.grad(lambda p: _loss(p, remat)))(params)
+    f = jax.jit(lambda p: _loss(p, nd.NoRemat()))
+    for i, h in enumerate([1e-5, 1e-6]):
+        e = jnp.zeros(2).at[i].set(h)
+        fd = (f(params + e) - f(params - e)) / (2 * h)
+        np.testing.assert_allclose(grad[i], fd, rtol=1e-6)
+
+
+def _memory(remat, t1=2000.0):
+    def loss(G):
+        net = eqx.tree_at(lambda n: n.coupling.G, _network(), G)
+        sol = nd.simulate(net, nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
+                          monitors={"tavg": nd.TemporalAverage(period=100.0)},
+                          key=jax.random.key(0))
+        return jnp.mean(sol["tavg"] ** 2)
+
+    return nd.gradient_memory(loss, 0.6)
+
+
+def test_checkpointing_saves_memory():
+    none = _memory(nd.NoRemat())
+    uniform = _memory(nd.Uniform(50))
+    multilevel = _memory(nd.MultiLevel(4))
+    assert uniform.temp_bytes < none.temp_bytes / 5
+    assert multilevel.temp_bytes < uniform.temp_bytes
+    # No-remat memory grows with the run, multi-level memory barely does.
+    assert _memory(nd.NoRemat(), 4000.0).temp_bytes > 1.8 * none.temp_bytes
+    assert _memory(nd.MultiLevel(4), 4000.0).temp_bytes < 1.3 * multilevel.temp_bytes
+
+
+def test_non_divisor_block_costs_no_more_than_neighbours():
+    mem = {k: _memory(nd.Uniform(k)).temp_bytes for k in (40, 45, 50)}
+    assert mem[45] <= 1.1 * max(mem[40], mem[50])
+
+
+def test_policies_change_what_is_saved():
+    nothing = _memory(nd.Policy((), block=50))
+    coupling = _memory(nd.Policy(("coupling",), block=50))
+    history = _memory(nd.Policy(("history",), block=50))
+    # Saving the coupling input keeps one [1, nodes] array per step, the history the
+    # whole buffer per step: each policy must show up in the saved residuals.
+    per_step = 2000 * N_NODES * 8
+    assert coupling.residual_bytes >= nothing.residual_bytes + per_step
+    rows = history.residual_bytes - nothing.residual_bytes
+    assert rows >= 10 * per_step
+    assert history.temp_bytes > coupling.temp_bytes > nothing.temp_bytes
+    assert nothing.temp_bytes == _memory(nd.Uniform(50)).temp_bytes
+
+
+def test_auto_respects_budget():
+    budget = 200_000
+    assert _memory(nd.Auto(max_bytes=budget)).temp_bytes <= 1.2 * budget
+    with pytest.raises(ValueError, match="no strategy fits"):
+        _memory(nd.Auto(max_bytes=10))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nd.Uniform(0),
+        lambda: nd.Uniform(-3),
+        lambda: nd.Uniform(2.5),
+        lambda: nd.Nested(),
+        lambda: nd.Nested(10, 0),
+        lambda: nd.MultiLevel(1),
+        lambda: nd.Policy(("bogus",)),
+        lambda: nd.Policy("coupling"),
+        lambda: nd.Policy((), block=0),
+        lambda: nd.Auto(max_bytes=0),
+    ],
+)
+def test_bad_strategy_arguments(make):
+    with pytest.raises((ValueError, TypeError)):
+        make()
