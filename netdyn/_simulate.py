@@ -319,12 +319,22 @@ def simulate(
     final, stacked = solver.remat.loop(step, emit, carry, n_steps, every)
 
     ys, ts = {}, {}
+    fresh_run = not isinstance(history, SimulationState)
     for name, m in monitors.items():
         r = periods[name] // every
-        ys[name] = jax.tree.map(lambda s, r=r: s[r - 1 :: r], stacked[name])
         period = periods[name] * dt
         n_samples = n_steps // periods[name]
-        ends = t0 + period * np.arange(1, n_samples + 1)
+        # Warm-up counts from the start of a fresh run; a continuation keeps every sample.
+        drop = math.floor(m.warmup / period + 1e-9) if fresh_run else 0
+        if drop >= n_samples:
+            raise ValueError(
+                f"monitor {name!r}: warmup ({m.warmup} ms) leaves no sample of the "
+                f"{n_samples} in this run (period {period} ms)."
+            )
+        ys[name] = jax.tree.map(
+            lambda s, r=r, drop=drop: s[r - 1 :: r][drop:], stacked[name]
+        )
+        ends = t0 + period * np.arange(drop + 1, n_samples + 1)
         ts[name] = jnp.asarray(ends + m.sample_offset(period, dt), dtype)
     return Solution(ys, ts, final)
 

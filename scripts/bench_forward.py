@@ -4,8 +4,8 @@ The reference workload (``ANCHORS.md``): Reduced Wong-Wang (w = 0.5, I_o = 0.32,
 gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome
 (weights / max, delays = tract length / 4 mm/ms), delayed linear coupling G = 0.5,
 additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, a 1 s temporal average.
-``gamma = 0.641`` is TVB's and tvboptim's default, which the anchor numbers used; netdyn's
-own default is 0.641 / 1000, so it is passed explicitly to both tools.
+``gamma = 0.641`` is TVB's, tvboptim's and netdyn's default; it is passed explicitly to
+both tools so that the workload is pinned.
 
 Run it where tvboptim is installed to compare both tools in one process (netdyn is
 imported from this checkout)::

@@ -327,12 +327,7 @@ def test_delay_gradient_nearest_is_zero():
 
 @pytest.mark.parametrize(
     "graph_cls",
-    [
-        pytest.param(nd.DelayGraph, marks=pytest.mark.xfail(
-            strict=True, reason="DelayGraph.from_lengths rejects a traced speed (speed: float, "
-            "`if not speed > 0`): remove this mark once fixed")),
-        nd.SparseDelayGraph,
-    ],
+    [nd.DelayGraph, nd.SparseDelayGraph],
 )
 def test_speed_gradient_matches_finite_differences(graph_cls):
     weights, _ = _connectome(seed=11)

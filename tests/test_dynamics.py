@@ -100,16 +100,7 @@ def test_structure_matches_tvb(tvb, model):
             assert dynamics.state_bounds[name] == (low, high)
 
 
-_RWW_GAMMA = pytest.mark.xfail(
-    strict=True,
-    reason="netdyn's ReducedWongWang has gamma = 0.641/1000, TVB 2.10 (and tvboptim) 0.641",
-)
-
-
-@pytest.mark.parametrize(
-    "model",
-    [pytest.param("ReducedWongWang", marks=_RWW_GAMMA)] + MODELS[1:],
-)
+@pytest.mark.parametrize("model", MODELS)
 def test_defaults_match_tvb(tvb, model):
     dynamics = getattr(nd, model)()
     for name, value in _tvb_params(tvb, model, "default").items():

@@ -20,9 +20,10 @@ class ReducedWongWang(AbstractDynamics):
     \end{aligned}
     $$
 
-    with ``S`` clipped to ``[0, 1]``. Defaults and units follow TVB's
-    ``ReducedWongWang`` (time in ms, so ``gamma = 0.641 / 1000``). One coupling input ``c``,
-    built from ``S``.
+    with ``S`` clipped to ``[0, 1]``. Defaults and units follow TVB's ``ReducedWongWang``
+    (tvb-library 2.10, as tvboptim): time in ms, ``a`` and ``b`` scaled so that ``H`` is in
+    kHz (spikes per ms), hence a dimensionless ``gamma = 0.641`` with ``tau_s = 100`` ms.
+    One coupling input ``c``, built from ``S``.
 
     **References**: Deco, Ponce-Alvarez, Mantini, Romani, Hagmann, Corbetta (2013),
     *Resting-state functional connectivity emerges from structurally and dynamically
@@ -33,7 +34,7 @@ class ReducedWongWang(AbstractDynamics):
     a: Param = 0.270
     b: Param = 0.108
     d: Param = 154.0
-    gamma: Param = 0.641 / 1000.0
+    gamma: Param = 0.641
     tau_s: Param = 100.0
     w: Param = 0.6
     J_N: Param = 0.2609

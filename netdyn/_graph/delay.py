@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from .._custom_types import Matrix
+from .._custom_types import Matrix, Scalar
 from . import _dense_ops
 from ._base import AbstractDelayGraph, AbstractGraph, DelayIndex, Interpolation
 from ._checks import (
@@ -63,15 +63,20 @@ class DelayGraph(AbstractDelayGraph):
 
     @classmethod
     def from_lengths(
-        cls, weights: ArrayLike, lengths: ArrayLike, speed: float, **kwargs
+        cls, weights: ArrayLike, lengths: ArrayLike, speed: float | Scalar, **kwargs
     ) -> "DelayGraph":
-        """Build from tract lengths (mm) and a conduction speed (mm/ms): ``d = L / v``."""
-        if not speed > 0:
+        """Build from tract lengths (mm) and a conduction speed (mm/ms): ``d = L / v``.
+
+        ``speed`` may be traced (to differentiate with respect to it, with linear delay
+        interpolation); then pass ``max_delay`` (ms), which fixes the history buffer size.
+        """
+        if not isinstance(speed, jax.core.Tracer) and not speed > 0:
             raise ValueError(f"speed must be positive, got {speed}.")
-        if isinstance(lengths, jax.core.Tracer):
-            return cls(weights, lengths / speed, **kwargs)
-        # Concrete lengths give concrete delays (even inside jit), so max_delay is known.
-        return cls(weights, np.asarray(lengths) / speed, **kwargs)
+        if not isinstance(lengths, jax.core.Tracer):
+            # Concrete lengths and speed give concrete delays (even inside jit), so
+            # max_delay is known.
+            lengths = np.asarray(lengths)
+        return cls(weights, lengths / speed, **kwargs)
 
     @property
     def n_nodes(self) -> int:

@@ -116,7 +116,7 @@ class SparseDelayGraph(AbstractDelayGraph):
 
     @classmethod
     def from_lengths(
-        cls, weights: ArrayLike, lengths: ArrayLike, speed: Scalar, **kwargs
+        cls, weights: ArrayLike, lengths: ArrayLike, speed: float | Scalar, **kwargs
     ) -> "SparseDelayGraph":
         """``from_dense`` with delays from tract lengths (mm) and a conduction speed
         (mm/ms): ``d = L / v``. ``speed`` may be traced (to differentiate with respect

@@ -16,11 +16,14 @@ class AbstractMonitor(eqx.Module):
     ``period`` ms (``None``: every step) and returns the state to continue with. Only
     emitted samples are stored, so a monitor with a long period costs no memory per step.
     ``variables`` selects the state variables the monitor sees (all when ``None``);
-    ``update`` receives those rows only, in that order.
+    ``update`` receives those rows only, in that order. ``warmup`` (ms): on a fresh run
+    (not a continuation), ``simulate`` drops the samples whose period ends within
+    ``warmup`` ms of ``t0`` (initial transients; the samples are still computed).
     """
 
     period: eqx.AbstractVar[float | None]
     variables: eqx.AbstractVar[tuple[str, ...] | None]
+    warmup: eqx.AbstractVar[float]
 
     @abc.abstractmethod
     def init(self, y: Float[Array, "k nodes"], dt: float) -> MonitorState:

@@ -4,6 +4,7 @@ import equinox as eqx
 from jaxtyping import Array, Float
 
 from ._base import AbstractMonitor
+from ._checks import check_warmup
 
 
 class Raw(AbstractMonitor):
@@ -15,6 +16,10 @@ class Raw(AbstractMonitor):
 
     period: float | None = eqx.field(default=None, static=True)
     variables: tuple[str, ...] | None = eqx.field(default=None, static=True)
+    warmup: float = eqx.field(default=0.0, static=True)
+
+    def __check_init__(self):
+        check_warmup(self)
 
     def init(self, y: Float[Array, "k nodes"], dt: float) -> Float[Array, "k nodes"]:
         return y

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._base import AbstractMonitor
+from ._checks import check_warmup
 
 
 class TemporalAverage(AbstractMonitor):
@@ -19,6 +20,10 @@ class TemporalAverage(AbstractMonitor):
 
     period: float = eqx.field(static=True)
     variables: tuple[str, ...] | None = eqx.field(default=None, static=True)
+    warmup: float = eqx.field(default=0.0, static=True)
+
+    def __check_init__(self):
+        check_warmup(self)
 
     def init(self, y: Float[Array, "k nodes"], dt: float):
         return jnp.zeros_like(y), jnp.zeros((), jnp.int32)
