@@ -24,6 +24,17 @@ from ._dynamics.kuramoto import Kuramoto as Kuramoto
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
 from ._dynamics.sup_hopf import SupHopf as SupHopf
+from ._fit.bounds import (
+    AbstractTransform as AbstractTransform,
+    Identity as Identity,
+    Interval as Interval,
+    Positive as Positive,
+)
+from ._fit.errors import FitDivergedError as FitDivergedError
+from ._fit.fc_loss import FcLoss as FcLoss
+from ._fit.fit import fit as fit
+from ._fit.history import FitHistory as FitHistory
+from ._fit.multistart import fit_multistart as fit_multistart
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
     AbstractGraph as AbstractGraph,
@@ -65,5 +76,6 @@ from ._solver._base import AbstractSolver as AbstractSolver
 from ._solver.euler import Euler as Euler
 from ._solver.heun import Heun as Heun
 from ._solver.rk4 import RK4 as RK4
+from ._sweep import sweep as sweep
 
 __version__ = "0.1.0"

@@ -1,0 +1,110 @@
+"""``fit``: gradient-based fitting of a model's parameters with Optax."""
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import optax
+
+from .._custom_types import Key
+from .history import FitHistory
+from .loop import OnNonFinite, run
+
+
+def fit(
+    model: Any,
+    loss_fn: Callable[[Any, Any], Any],
+    optimizer: optax.GradientTransformation,
+    *,
+    where: Callable[[Any], Any],
+    steps: int,
+    bounds: Any = None,
+    key: Key | None = None,
+    redraw: bool = False,
+    on_nonfinite: OnNonFinite = "stop",
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 10,
+    resume: bool = False,
+    callback: Callable[[dict], None] | None = None,
+    progress: bool = False,
+) -> tuple[Any, FitHistory]:
+    r"""Fit the leaves of ``model`` selected by ``where`` by minimising ``loss_fn``.
+
+    Each step evaluates the loss and its gradient (``eqx.filter_value_and_grad``) and
+    applies one ``optimizer`` update, in a single compiled function reused at every
+    step. Every other leaf of ``model`` stays fixed. A bounded parameter is optimised
+    through a transform $x = T(u)$ (``bounds``): the optimiser updates the unconstrained
+    $u$, so every iterate lies in the physical range.
+
+    **Arguments**:
+
+    - ``model``: any PyTree, usually a ``netdyn.Network``.
+    - ``loss_fn``: ``loss_fn(model, key)`` returns a scalar loss, or a pair
+      ``(loss, metrics)`` where ``metrics`` is a ``dict`` of scalars recorded in the
+      history (e.g. ``{"fc_r": r}``; ``netdyn.FcLoss`` returns ``fc_r`` and ``rmse``).
+      It is traced once, under ``jit`` and ``grad``.
+    - ``optimizer``: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``).
+    - ``where``: ``model -> leaf`` or a tuple / PyTree of leaves, as for
+      ``eqx.tree_at``: e.g. ``lambda n: n.coupling.G`` or
+      ``lambda n: (n.coupling.G, n.dynamics.I_o)``. Leaves must be floating point (a
+      Python float or a float array; a per-region parameter is a ``[nodes]`` array).
+    - ``steps``: number of optimisation steps, ``>= 1`` (with ``resume``: the total,
+      including the steps already done).
+    - ``bounds``: ``None`` (unbounded), one ``AbstractTransform`` for every leaf (e.g.
+      ``nd.Positive()``), or a PyTree of the structure of ``where(model)`` holding a
+      transform or ``None`` per leaf (e.g. ``(nd.Positive(), nd.Interval(0.0, 1.0))``).
+      Initial values must lie strictly inside the ranges.
+    - ``key``: the PRNG key passed to ``loss_fn``. By default the same key at every step
+      (common random numbers: the noise realisation is fixed, so the loss is a smooth
+      deterministic function of the parameters).
+    - ``redraw``: pass ``jax.random.fold_in(key, step)`` at step ``step`` instead (fresh
+      noise each step; a resumed fit draws the same keys).
+    - ``on_nonfinite``: what to do when the loss, the gradient or the updated parameters
+      are NaN or infinite. ``"stop"``: raise ``FitDivergedError`` (its ``model`` and the
+      checkpoint hold the parameters before that step; they are never updated from a
+      non-finite gradient). ``"skip"``: skip that update (the optimiser state is kept too)
+      and continue; with a fixed ``key`` the same parameters fail again, so skipping
+      mostly helps with ``redraw=True``.
+    - ``checkpoint``: a file path. Every ``checkpoint_every`` steps, at the end, on an
+      interruption (an exception, ``KeyboardInterrupt``) and before raising
+      ``FitDivergedError``, the state after the last completed step is written there
+      atomically (temporary file, then ``os.replace``): the trained leaves' unconstrained
+      values, the optimiser state, the step counter and the history, with the parameter
+      names, shapes, transforms and key. (A process killed by a signal keeps the last
+      periodic checkpoint.)
+    - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
+      The continued fit is bit-for-bit the uninterrupted one: same parameters, same
+      history. ``model``, ``where``, ``bounds``, ``key``, ``redraw`` and the optimiser
+      must be those of the interrupted call (checked, except the optimiser's
+      hyper-parameters).
+    - ``callback``: called after each step with the history row as a ``dict``
+      (``step``, ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, and the
+      parameter values by name). An exception it raises stops the fit (after saving the
+      checkpoint).
+    - ``progress``: print a progress line to stderr (see ``Progress``).
+
+    **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced
+    by their final values (arrays), and a ``FitHistory`` with one row per step.
+
+    **Raises**: ``ValueError`` for a ``where`` that selects nothing, a static field or a
+    non-floating leaf, bounds that do not match or exclude the initial value,
+    ``steps < 1``, a ``loss_fn`` that does not return a scalar; ``FitDivergedError``
+    (``on_nonfinite="stop"``).
+
+    ```python
+    loss_fn = nd.FcLoss(data.fc, nd.Heun(remat=nd.Uniform(1000)),
+                        nd.Bold(period=720.0, variables="S", warmup=7200.0),
+                        duration=36_000.0)
+    fitted, history = nd.fit(net, loss_fn, optax.adam(0.05),
+                             where=lambda n: n.coupling.G, bounds=nd.Positive(),
+                             steps=40, key=jax.random.key(0))
+    history.to_csv("history.csv")
+    ```
+    """
+    fitted, history, _ = run(
+        model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
+        redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every, resume=resume, callback=callback,
+        progress=progress,
+    )
+    return fitted, history

@@ -1,0 +1,728 @@
+"""Remat benchmark of the reference workload: time and memory of d loss / d G per strategy.
+
+The reference workload (``ANCHORS.md``, the seed benchmark): Reduced Wong-Wang (w = 0.5,
+I_o = 0.32, gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome of
+the tvboptim wheel (weights / max, delays = tract length / 4 mm/ms), delayed linear
+coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, 60 s,
+``nd.Bold(period=1000.0)`` inside the loop, FC of the BOLD after skipping 20 samples,
+loss = RMSE against the empirical ``dk_average`` FC, gradient with respect to G. Without
+tvboptim, the embedded ``netdyn.datasets.load("hcp")`` (80 regions) is used instead.
+
+::
+
+    python scripts/bench_remat.py                      # 60 s, every strategy
+    python scripts/bench_remat.py --compare tvboptim   # + tvboptim 0.4 in the same run
+    python scripts/bench_remat.py --quick --no-write   # smoke test (6 s, few strategies)
+
+For every configuration it measures, in this process, the steady-state forward and
+gradient (``jax.value_and_grad``) time of compiled calls, interleaved between the
+configurations in random order, best of ``--repeats``; and, in a fresh subprocess per
+configuration (``--one LABEL --json PATH``), XLA's compiled temporary memory of the
+gradient (``memory_analysis().temp_size_in_bytes``), the peak RSS of that process
+(``ru_maxrss`` after compiling and after one forward and one gradient call), the loss and
+the gradient. Writes ``benchmarks/remat.md`` and ``benchmarks/remat.png`` (with
+matplotlib). Shared machines are noisy: compare ratios measured in the same run.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+DT = 1.0
+SPEED = 4.0  # mm/ms
+G = 0.5
+SIGMA = 0.00283
+GAMMA = 0.641
+PERIOD = 1000.0  # BOLD TR (ms)
+SKIP = 20  # BOLD samples dropped before the FC
+HOUR_MARKER = "<!-- one-hour run: appended by scripts/bench_remat_hour.py -->"
+
+FULL_CONFIGS = (
+    ["None"]
+    + [f"Uniform({k})" for k in (100, 200, 245, 250, 300, 500, 1000, 1001, 2000, 5000)]
+    + ["Nested(50,1200)", "Nested(100,4000)", "Nested(20,1000,10000)"]
+    + ["MultiLevel(4)", "MultiLevel(8)", "MultiLevel(16)"]
+    + ["Auto(10MB)", "Auto(50MB)", "Policy(coupling)"]
+)
+QUICK_CONFIGS = [
+    "None",
+    "Uniform(50)",
+    "Uniform(77)",
+    "Uniform(1001)",
+    "Nested(20,1000)",
+    "MultiLevel(8)",
+    "Auto(2MB)",
+    "Policy(coupling)",
+]
+TVBO_CONFIGS = ["tvboptim", "tvboptim(256)", "tvboptim(1000)"]
+
+
+# --------------------------------------------------------------------------- workload
+
+
+def load_data():
+    """``(weights, lengths, fc, description)``: tvboptim's ``dk_average``, else ``hcp``."""
+    try:
+        from tvboptim.data import load_functional_connectivity, load_structural_connectivity
+
+        w, lengths, _ = load_structural_connectivity(name="dk_average")
+        fc = load_functional_connectivity(name="dk_average")
+        return (
+            np.asarray(w, float),
+            np.asarray(lengths, float),
+            np.asarray(fc, float),
+            "tvboptim's 84-region `dk_average` connectome and empirical FC",
+        )
+    except ImportError:
+        import netdyn as nd
+
+        data = nd.datasets.load("hcp")
+        return (
+            np.asarray(data.weights, float),
+            np.asarray(data.lengths, float),
+            np.asarray(data.fc, float),
+            "**fallback**: tvboptim is not installed, so netdyn's embedded 80-region `hcp` "
+            "connectome and FC (not the reference `dk_average`)",
+        )
+
+
+def make_remat(label: str):
+    """The netdyn remat strategy named by ``label`` (e.g. ``Uniform(245)``, ``Auto(10MB)``)."""
+    import netdyn as nd
+
+    if label == "None":
+        return nd.NoRemat()
+    m = re.fullmatch(r"(\w+)\((.*)\)", label)
+    if m is None:
+        raise ValueError(f"unknown configuration {label!r}")
+    name, args = m.groups()
+    if name == "Uniform":
+        return nd.Uniform(int(args))
+    if name == "Nested":
+        return nd.Nested(*(int(a) for a in args.split(",")))
+    if name == "MultiLevel":
+        return nd.MultiLevel(int(args))
+    if name == "Auto":
+        return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6), verbose=True)
+    if name == "Policy":
+        return nd.Policy(tuple(args.split(",")))
+    raise ValueError(f"unknown configuration {label!r}")
+
+
+def netdyn_loss(label, w, lengths, fc_target, seconds):
+    """``loss(G)`` of the reference workload with the strategy ``label``."""
+    import netdyn as nd
+
+    graph = nd.DelayGraph(weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED))
+    solver = nd.Heun(remat=make_remat(label))
+    skip = skip_samples(seconds)
+    target = jnp.asarray(fc_target)
+
+    def loss(G):
+        net = nd.Network(
+            dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
+            coupling=nd.DelayedLinear(G=G),
+            graph=graph,
+            noise=nd.AdditiveNoise(sigma=SIGMA),
+        )
+        sol = nd.simulate(
+            net,
+            solver,
+            t0=0.0,
+            t1=seconds * 1000.0,
+            dt=DT,
+            monitors={"bold": nd.Bold(period=PERIOD)},
+            key=jax.random.key(0),
+        )
+        return nd.rmse(nd.fc(sol["bold"][skip:]), target)
+
+    return loss
+
+
+def tvboptim_loss(label, w, lengths, fc_target, seconds):
+    """``loss(G)`` of the seed notebook's tvboptim workload (HRF BOLD after the solve)."""
+    from tvboptim.experimental.network_dynamics import Network, prepare
+    from tvboptim.experimental.network_dynamics.coupling import DelayedLinearCoupling
+    from tvboptim.experimental.network_dynamics.dynamics.tvb import ReducedWongWang
+    from tvboptim.experimental.network_dynamics.graph import DenseDelayGraph
+    from tvboptim.experimental.network_dynamics.noise import AdditiveNoise
+    from tvboptim.experimental.network_dynamics.solvers import Heun
+    from tvboptim.observations.observation import compute_fc, rmse
+    from tvboptim.observations.tvb_monitors.bold import HRFBold
+
+    m = re.fullmatch(r"tvboptim(?:\((\d+)\))?", label)
+    block = None if m.group(1) is None else int(m.group(1))
+    graph = DenseDelayGraph(
+        weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED)
+    )
+    network = Network(
+        dynamics=ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, INITIAL_STATE=(0.3,)),
+        coupling={
+            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy="roll")
+        },
+        graph=graph,
+        noise=AdditiveNoise(sigma=SIGMA, apply_to="S", key=jax.random.key(0)),
+    )
+    solve_fn, state = prepare(network, Heun(block_size=block), t0=0.0, t1=seconds * 1000.0, dt=DT)
+    monitor = HRFBold(period=PERIOD, downsample_period=DT, voi=0)
+    skip = skip_samples(seconds)
+    target = jnp.asarray(fc_target)
+
+    def loss(G):
+        import equinox as eqx
+
+        cfg = eqx.tree_at(lambda c: c.coupling.delayed.G, state, G)
+        bold = monitor(solve_fn(cfg))
+        return rmse(compute_fc(bold, skip_t=skip), target)
+
+    return loss
+
+
+def skip_samples(seconds):
+    return min(SKIP, round(seconds * 1000.0 / PERIOD) // 2)
+
+
+def make_loss(label, data, seconds):
+    w, lengths, fc_target, _ = data
+    build = tvboptim_loss if label.startswith("tvboptim") else netdyn_loss
+    return build(label, w, lengths, fc_target, seconds)
+
+
+def effective_blocks(label, n_steps):
+    """How netdyn's schedule realises the requested block sizes (balanced, in steps)."""
+    from netdyn._remat._schedule import balanced
+
+    every = round(PERIOD / DT)
+    m = re.fullmatch(r"(Uniform|Nested)\((.*)\)", label)
+    if m is None:
+        return ""
+    out = []
+    for k in sorted(int(a) for a in m.group(2).split(",")):
+        if k >= n_steps:
+            out.append("—")
+        elif k < every:
+            out.append(str(balanced(every, k)))
+        else:
+            periods = n_steps // every
+            out.append(str(balanced(periods, max(1, round(k / every))) * every))
+    return ",".join(out)
+
+
+# ------------------------------------------------------------------- measurements
+
+
+def maxrss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def measure_one(label, seconds, path):
+    """Fresh-process figures of one configuration, written as JSON to ``path``."""
+    import contextlib
+    import io
+
+    data = load_data()
+    rss_setup = maxrss_bytes()
+    loss = make_loss(label, data, seconds)
+    G0 = jnp.asarray(G)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        t = time.perf_counter()
+        fwd = jax.jit(loss).lower(G0).compile()
+        compile_fwd = time.perf_counter() - t
+        t = time.perf_counter()
+        grad = jax.jit(jax.value_and_grad(loss)).lower(G0).compile()
+        compile_grad = time.perf_counter() - t
+    mem = grad.memory_analysis()
+    rss_compiled = maxrss_bytes()
+    t = time.perf_counter()
+    value_fwd = float(jax.block_until_ready(fwd(G0)))
+    time_fwd = time.perf_counter() - t
+    t = time.perf_counter()
+    value, g = jax.block_until_ready(grad(G0))
+    time_grad = time.perf_counter() - t
+    chosen = [line for line in printed.getvalue().splitlines() if line.startswith("Auto(")]
+    result = {
+        "label": label,
+        "seconds": seconds,
+        "compile_fwd_s": compile_fwd,
+        "compile_grad_s": compile_grad,
+        "temp_bytes": int(mem.temp_size_in_bytes),
+        "fwd_temp_bytes": int(fwd.memory_analysis().temp_size_in_bytes),
+        "rss_setup": rss_setup,
+        "rss_compiled": rss_compiled,
+        "rss_peak": maxrss_bytes(),
+        "first_fwd_s": time_fwd,
+        "first_grad_s": time_grad,
+        "loss": float(value),
+        "loss_fwd": value_fwd,
+        "grad": float(g),
+        "auto_choice": chosen[-1].split(": ", 1)[1] if chosen else None,
+    }
+    with open(path, "w") as f:
+        json.dump(result, f)
+
+
+def fresh_process(label, seconds, cache):
+    """Run ``--one label`` in a subprocess; its JSON result (or an error)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "one.json")
+        cmd = [sys.executable, os.path.abspath(__file__), "--one", label, "--json", path,
+               "--seconds", repr(seconds), "--cache", cache]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0 or not os.path.exists(path):
+            tail = (proc.stderr or proc.stdout)[-2000:]
+            print(f"  {label}: subprocess failed (rc {proc.returncode})\n{tail}", flush=True)
+            return {"label": label, "error": tail.strip().splitlines()[-1] if tail else "?"}
+        with open(path) as f:
+            return json.load(f)
+
+
+def interleaved_times(labels, data, seconds, repeats):
+    """Best-of-``repeats`` forward and gradient times per configuration, interleaved."""
+    import contextlib
+    import io
+
+    G0 = jnp.asarray(G)
+    cases = {}
+    for label in labels:
+        loss = make_loss(label, data, seconds)
+        with contextlib.redirect_stdout(io.StringIO()):
+            fwd = jax.jit(loss).lower(G0).compile()
+            grad = jax.jit(jax.value_and_grad(loss)).lower(G0).compile()
+        cases[label] = (fwd, grad)
+        print(f"  compiled {label}", flush=True)
+    times = {label: {"fwd": [], "grad": []} for label in labels}
+    for r in range(repeats):
+        for label in random.sample(labels, len(labels)):
+            fwd, grad = cases[label]
+            t = time.perf_counter()
+            jax.block_until_ready(fwd(G0))
+            times[label]["fwd"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            jax.block_until_ready(grad(G0))
+            times[label]["grad"].append(time.perf_counter() - t)
+        print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')})", flush=True)
+    return times
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def machine_info():
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        import tvboptim
+
+        tvbo = getattr(tvboptim, "__version__", "installed")
+    except ImportError:
+        tvbo = "not importable"
+    import equinox
+    import jaxlib
+
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "cpu": f"{cpu}, {os.cpu_count()} logical CPUs",
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "jax": f"{jax.__version__} (jaxlib {jaxlib.__version__}), backend {jax.default_backend()}",
+        "equinox": equinox.__version__,
+        "tvboptim": tvbo,
+        "load average at start": loadavg(),
+    }
+
+
+def loadavg():
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def mb(x):
+    return x / 1e6
+
+
+def build_rows(labels, times, memory, n_steps):
+    rows = []
+    for label in labels:
+        t, m = times.get(label), memory.get(label, {})
+        rows.append(
+            {
+                "label": label,
+                "blocks": effective_blocks(label, n_steps),
+                "fwd": min(t["fwd"]) if t else math.nan,
+                "grad": min(t["grad"]) if t else math.nan,
+                "fwd_median": float(np.median(t["fwd"])) if t else math.nan,
+                "grad_median": float(np.median(t["grad"])) if t else math.nan,
+                **m,
+            }
+        )
+    return rows
+
+
+def write_report(path, args, info, data_desc, rows, n_steps, end_load):
+    by = {r["label"]: r for r in rows}
+    base = by["None"]
+    tv = by.get("tvboptim")
+
+    def rel(r):
+        if "error" in r or r.get("grad_value") is None:
+            return "—"
+        if not r["label"].startswith("tvboptim"):
+            return f"{abs(r['grad_value'] - base['grad_value']) / abs(base['grad_value']):.1e}"
+        if tv and "grad_value" in tv:
+            return f"{abs(r['grad_value'] - tv['grad_value']) / abs(tv['grad_value']):.1e}*"
+        return "—"
+
+    out = ["# Remat benchmark: gradient of the reference workload", ""]
+    out.append(
+        "Generated by `scripts/bench_remat.py"
+        + (" --quick" if args.quick else "")
+        + (f" --seconds {args.seconds:g}" if not args.quick and args.seconds != 60.0 else "")
+        + (" --compare tvboptim" if args.compare else "")
+        + f"`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3), "
+        f"{data_desc} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
+        f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
+        f"dt = {DT:g} ms, {args.seconds:g} s ({n_steps} steps), `nd.Bold(period={PERIOD})` "
+        f"inside the loop, FC of the BOLD after skipping {skip_samples(args.seconds)} samples, "
+        "loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to G; "
+        "float64."
+    )
+    out += ["", "## Machine", ""]
+    out += [f"- {k}: {v}" for k, v in info.items()]
+    out.append(f"- load average at end: {end_load}")
+    out += ["", "## Results", ""]
+    out.append(
+        f"Times: steady-state compiled calls, best of {args.repeats} calls interleaved between "
+        "all configurations in random order (the first call of each included), in one "
+        "process. *temp MB*: XLA's compiled temporary memory of `jax.jit(jax.value_and_grad"
+        "(loss))` (`memory_analysis().temp_size_in_bytes`), deterministic. *peak RSS*: "
+        "`ru_maxrss` of a fresh process per configuration after compiling the forward and "
+        "the gradient and running each once (*compile RSS*: the same before running). "
+        "*blocks*: the block sizes the schedule realises (balanced to near-equal blocks; "
+        f"blocks of at least one BOLD period ({round(PERIOD / DT)} steps) group whole "
+        "periods). |Δgrad/grad| is against netdyn's None (`*`: against tvboptim's own "
+        "no-checkpoint run)."
+    )
+    out += [""]
+    out.append(
+        "| configuration | blocks | forward s | gradient s | grad / fwd | fwd / None "
+        "| grad / None | temp MB | peak RSS MB | compile RSS MB | loss | dloss/dG "
+        "| \\|Δgrad/grad\\| |"
+    )
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['label']} | | | | | | | error: {r['error']} | | | | | |")
+            continue
+        label = r["label"]
+        if r.get("auto_choice"):
+            label += f" → {r['auto_choice'].rsplit(',', 1)[0]}"
+        out.append(
+            f"| {label} | {r['blocks']} | {r['fwd']:.3f} | {r['grad']:.3f} "
+            f"| {r['grad'] / r['fwd']:.2f} | {r['fwd'] / base['fwd']:.2f} "
+            f"| {r['grad'] / base['grad']:.2f} | {mb(r['temp_bytes']):.2f} "
+            f"| {mb(r['rss_peak']):.0f} | {mb(r['rss_compiled']):.0f} "
+            f"| {r['loss']:.16f} | {r['grad_value']:.16e} | {rel(r)} |"
+        )
+    out += ["", "## Reading", ""]
+    out += reading(rows, by, n_steps)
+    out += ["", "![remat benchmark](remat.png)", ""]
+    hour = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+        if HOUR_MARKER in text:
+            hour = text[text.index(HOUR_MARKER) :]
+    out += [hour if hour else HOUR_MARKER + "\n"]
+    with open(path, "w") as f:
+        f.write("\n".join(out).rstrip("\n") + "\n")
+    print(f"wrote {path}")
+
+
+def reading(rows, by, n_steps):
+    ok = [r for r in rows if "error" not in r and not r["label"].startswith("tvboptim")]
+    base = by["None"]
+    lines = []
+    best = min(ok, key=lambda r: (r["temp_bytes"] > 10e6, r["grad"]))
+    smallest = min(ok, key=lambda r: r["temp_bytes"])
+    tv = by.get("tvboptim")
+    lines.append(
+        f"- Fastest netdyn strategy within 10 MB of compiled gradient memory: **{best['label']}**"
+        f", {mb(best['temp_bytes']):.2f} MB, gradient {best['grad']:.2f} s "
+        f"({best['grad'] / base['grad']:.2f}x netdyn's None, whose temp is "
+        f"{mb(base['temp_bytes']):.0f} MB; peak RSS {mb(best['rss_peak']):.0f} MB vs "
+        f"{mb(base['rss_peak']):.0f} MB). Smallest: {smallest['label']}, "
+        f"{mb(smallest['temp_bytes']):.2f} MB."
+    )
+    if tv and "error" not in tv:
+        met = best["temp_bytes"] <= 10e6 and best["grad"] <= tv["grad"]
+        lines.append(
+            f"- Target *best strategy ≤ 10 MB and gradient no slower than tvboptim's "
+            f"no-checkpoint gradient*: **{'met' if met else 'missed'}** — "
+            f"{best['label']} {best['grad']:.2f} s vs tvboptim {tv['grad']:.2f} s "
+            f"({best['grad'] / tv['grad']:.2f}x; tvboptim's temp {mb(tv['temp_bytes']):.0f} MB, "
+            f"peak RSS {mb(tv['rss_peak']):.0f} MB)."
+        )
+    else:
+        lines.append("- tvboptim was not run (`--compare tvboptim`): its target is not assessed.")
+    root = math.sqrt(n_steps)
+    uniform = [r for r in ok if r["label"].startswith("Uniform(")]
+    if uniform:
+        near = min(uniform, key=lambda r: abs(math.log(int(r["label"][8:-1]) / root)))
+        ratio = near["grad"] / base["grad"]
+        lines.append(
+            f"- Target *Uniform(K ≈ √n = {root:.0f}) gradient ≤ 1.5x NoRemat*: "
+            f"**{'met' if ratio <= 1.5 else 'missed'}** — {near['label']} "
+            f"{near['grad']:.2f} s = {ratio:.2f}x None ({base['grad']:.2f} s)."
+        )
+        temps = {int(r["label"][8:-1]): r["temp_bytes"] for r in uniform}
+        ks = sorted(temps)
+        spikes = [
+            k
+            for i, k in enumerate(ks[1:-1], 1)
+            if temps[k] > 1.2 * max(temps[ks[i - 1]], temps[ks[i + 1]])
+        ]
+        lines.append(
+            "- Non-divisor block sizes: "
+            + (
+                "no spike — every Uniform(K)'s memory is within 20 % of a neighbour's or "
+                "below both."
+                if not spikes
+                else f"memory spike at K = {spikes} (more than 1.2x both neighbours)."
+            )
+        )
+    multi = [r for r in ok if r["label"].startswith("MultiLevel(")]
+    if multi:
+        lines.append(
+            "- MultiLevel: "
+            + ", ".join(
+                f"{r['label']} {mb(r['temp_bytes']):.2f} MB at {r['grad'] / base['grad']:.2f}x"
+                for r in multi
+            )
+            + " (memory against the run length: see the one-hour section)."
+        )
+    bad = [r for r in ok if r.get("grad_value") is not None and abs(
+        r["grad_value"] - base["grad_value"]) > 1e-8 * abs(base["grad_value"])]
+    lines.append(
+        "- Gradients: every strategy's |Δgrad/grad| against None is "
+        + (
+            f"≤ {max(abs(r['grad_value'] - base['grad_value']) for r in ok) / abs(base['grad_value']):.0e}"  # noqa: E501
+            if not bad
+            else "NOT within 1e-8 for " + ", ".join(r["label"] for r in bad)
+        )
+        + "; every loss equals None's: "
+        + str(all(r["loss"] == base["loss"] for r in ok))
+        + " (the forward pass is bit-identical)."
+    )
+    if tv and "error" not in tv:
+        lines.append(
+            "- tvboptim's rows use its own noise stream and its HRF-kernel BOLD after the solve "
+            "(the seed notebook's workload), so their loss and gradient differ from netdyn's; "
+            "with `block_size` its noise is re-seeded per block, which changes its loss too "
+            "(ANCHORS.md)."
+        )
+    return lines
+
+
+def plot(path, rows, n_steps):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no figure (pip install 'netdyn[plot]')")
+        return
+    ok = [r for r in rows if "error" not in r]
+    by = {r["label"]: r for r in ok}
+    base = by["None"]
+    uni = sorted(
+        (r for r in ok if r["label"].startswith("Uniform(")), key=lambda r: int(r["label"][8:-1])
+    )
+    ks = np.array([int(r["label"][8:-1]) for r in uni], float)
+    others = [r for r in ok if not r["label"].startswith("Uniform(") and r["label"] != "None"]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def refs(ax, key, scale=1.0):
+        ax.axhline(base[key] * scale, color="k", ls=":", lw=1, label="None")
+        for i, r in enumerate(others):
+            ax.axhline(r[key] * scale, color=colors[(i + 2) % len(colors)], ls="--", lw=0.8,
+                       label=r["label"])
+
+    def sqrt_n(ax):
+        ax.axvline(math.sqrt(n_steps), color="gray", ls="-.", lw=0.8)
+
+    fig, axes = plt.subplots(2, 2, figsize=(14, 10))
+    ax = axes[0, 0]
+    ax.plot(ks, [r["grad"] for r in uni], "o-", color=colors[0], label="Uniform(K) gradient")
+    ax.plot(ks, [r["fwd"] for r in uni], "s-", color=colors[1], label="Uniform(K) forward")
+    refs(ax, "grad")
+    ax.axhline(base["fwd"], color="k", ls=(0, (1, 3)), lw=1)
+    sqrt_n(ax)
+    ax.set(xscale="log", yscale="log", xlabel="block K (steps)", ylabel="time (s)",
+           title="Time vs K (lines: other strategies' gradient)")
+    ax.legend(fontsize=7, ncol=2)
+
+    ax = axes[0, 1]
+    ax.plot(ks, [r["grad"] / base["grad"] for r in uni], "o-", color=colors[0],
+            label="Uniform(K) grad / None grad")
+    ax.plot(ks, [r["grad"] / r["fwd"] for r in uni], "s-", color=colors[1],
+            label="Uniform(K) grad / own forward")
+    ax.axhline(1.5, color="r", ls=":", lw=1, label="1.5x target")
+    for i, r in enumerate(others):
+        ax.axhline(r["grad"] / base["grad"], color=colors[(i + 2) % len(colors)], ls="--",
+                   lw=0.8, label=r["label"])
+    sqrt_n(ax)
+    ax.set(xscale="log", xlabel="block K (steps)", ylabel="ratio",
+           title="Gradient overhead vs K")
+    ax.legend(fontsize=7, ncol=2)
+
+    ax = axes[1, 0]
+    ax.plot(ks, [mb(r["temp_bytes"]) for r in uni], "o-", color=colors[0],
+            label="Uniform(K) XLA temp")
+    ax.plot(ks, [mb(r["rss_peak"]) for r in uni], "s-", color=colors[1],
+            label="Uniform(K) peak RSS (fresh process)")
+    ax.axhline(mb(base["temp_bytes"]), color="k", ls=":", lw=1, label="None temp")
+    ax.axhline(mb(base["rss_peak"]), color="k", ls="-.", lw=1, label="None peak RSS")
+    ax.axhline(10, color="r", ls=":", lw=1, label="10 MB target")
+    for i, r in enumerate(others):
+        ax.axhline(mb(r["temp_bytes"]), color=colors[(i + 2) % len(colors)], ls="--", lw=0.8,
+                   label=f"{r['label']} temp")
+    sqrt_n(ax)
+    ax.set(xscale="log", yscale="log", xlabel="block K (steps)", ylabel="MB",
+           title="Gradient memory vs K")
+    ax.legend(fontsize=6, ncol=2)
+
+    ax = axes[1, 1]
+    t = np.array([r["grad"] for r in ok])
+    m = np.array([mb(r["temp_bytes"]) for r in ok])
+    front = [
+        i for i in range(len(ok))
+        if not any((t[j] <= t[i] and m[j] <= m[i] and (t[j] < t[i] or m[j] < m[i]))
+                   for j in range(len(ok)))
+    ]
+    front.sort(key=lambda i: t[i])
+    ax.plot(t[front], m[front], "-", color="gray", lw=2, alpha=0.6, label="Pareto front")
+    for i, r in enumerate(ok):
+        tool = r["label"].startswith("tvboptim")
+        ax.scatter(t[i], m[i], marker="^" if tool else "o",
+                   facecolor=colors[3] if tool else (colors[0] if i in front else "white"),
+                   edgecolor=colors[3] if tool else colors[0], zorder=3)
+        ax.annotate(r["label"], (t[i], m[i]), textcoords="offset points", xytext=(4, 3),
+                    fontsize=7)
+    ax.set(yscale="log", xlabel="gradient time (s)", ylabel="XLA temp memory (MB)",
+           title="Memory-time Pareto (triangles: tvboptim)")
+    ax.legend(fontsize=8)
+    fig.suptitle(f"Remat strategies, reference workload ({n_steps} steps)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=None, help="model time (s); 60")
+    parser.add_argument("--repeats", type=int, default=None, help="timed calls per config")
+    parser.add_argument("--quick", action="store_true", help="6 s, fewer configurations")
+    parser.add_argument("--compare", choices=["tvboptim"], default=None)
+    parser.add_argument("--configs", nargs="+", default=None, help="override the list")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--json", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument(
+        "--cache", default=os.path.join(tempfile.gettempdir(), "netdyn_bench_remat_cache"),
+        help="JAX persistent compilation cache shared by the subprocesses ('' to disable)",
+    )
+    parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "remat.md"))
+    parser.add_argument("--png", default=os.path.join(ROOT, "benchmarks", "remat.png"))
+    args = parser.parse_args()
+    if args.seconds is None:
+        args.seconds = 6.0 if args.quick else 60.0
+    if args.repeats is None:
+        args.repeats = 2 if args.quick else 3
+
+    if args.cache:
+        # The fresh processes compile each configuration first; the timing process then
+        # reads the executables back instead of compiling them again.
+        jax.config.update("jax_compilation_cache_dir", args.cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    if args.one is not None:
+        measure_one(args.one, args.seconds, args.json)
+        return
+
+    info = machine_info()
+    data = load_data()
+    n_steps = round(args.seconds * 1000.0 / DT)
+    labels = list(args.configs or (QUICK_CONFIGS if args.quick else FULL_CONFIGS))
+    if args.compare == "tvboptim":
+        labels += TVBO_CONFIGS
+    print(f"{len(labels)} configurations, {n_steps} steps; load {info['load average at start']}")
+
+    memory = {}
+    print("fresh process per configuration (memory, loss, gradient):", flush=True)
+    for label in labels:
+        res = fresh_process(label, args.seconds, args.cache)
+        if "error" not in res:
+            res["grad_value"] = res.pop("grad")
+            print(
+                f"  {label}: temp {mb(res['temp_bytes']):.2f} MB, peak RSS "
+                f"{mb(res['rss_peak']):.0f} MB, loss {res['loss']:.10f}, grad "
+                f"{res['grad_value']:.12e}" + (f" [{res['auto_choice']}]"
+                                                if res["auto_choice"] else ""),
+                flush=True,
+            )
+        memory[label] = res
+    timed = [label for label in labels if "error" not in memory[label]]
+    print("interleaved timing:", flush=True)
+    times = interleaved_times(timed, data, args.seconds, args.repeats)
+    rows = build_rows(labels, times, memory, n_steps)
+    end_load = loadavg()
+    for r in rows:
+        if "error" not in r:
+            print(f"  {r['label']}: fwd {r['fwd']:.3f} s, grad {r['grad']:.3f} s")
+    if args.no_write:
+        print("\n".join(reading(rows, {r["label"]: r for r in rows}, n_steps)))
+        return
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+        json.dump({"info": info, "end_load": end_load, "seconds": args.seconds,
+                   "rows": rows}, f, indent=1)
+    write_report(args.out, args, info, data[3], rows, n_steps, end_load)
+    plot(args.png, rows, n_steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""``nd.sweep``: equal to a Python loop over the grid, and to itself sharded across devices."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import netdyn as nd
+
+N_NODES = 5
+
+
+def _problem():
+    """A small delayed, noisy RWW network and a function returning a pytree of arrays."""
+    rng = np.random.default_rng(3)
+    weights = rng.random((N_NODES, N_NODES))  # directed: W[target, source]
+    lengths = rng.uniform(5.0, 40.0, (N_NODES, N_NODES))
+    net = nd.Network(
+        nd.ReducedWongWang(w=0.5, I_o=0.32),
+        nd.DelayedLinear(G=0.5),
+        nd.DelayGraph.from_lengths(weights, lengths, speed=4.0),
+        nd.AdditiveNoise(0.01),
+    )
+    target = np.corrcoef(rng.random((20, N_NODES)).T)
+    key = jax.random.key(11)
+
+    def fn(net):
+        sol = nd.simulate(
+            net, nd.Heun(), t0=0.0, t1=300.0, dt=1.0,
+            monitors={"tavg": nd.TemporalAverage(period=10.0)}, key=key,
+        )
+        x = sol["tavg"][:, 0]
+        return {"r": nd.fc_correlation(nd.fc(x), target), "mean": jnp.mean(x, axis=0)}
+
+    return fn, net
+
+
+G_VALUES = np.linspace(0.0, 1.2, 7)
+
+
+def _loop(fn, net, where, points):
+    """The reference: ``fn`` on each modified model, one at a time."""
+    run = eqx.filter_jit(fn)
+    outs = [run(eqx.tree_at(where, net, p)) for p in points]
+    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
+
+
+def _assert_close(a, b):
+    assert jax.tree.structure(a) == jax.tree.structure(b)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        assert x.shape == y.shape and x.dtype == np.float64
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def test_one_parameter_matches_loop_with_ragged_batches(capsys):
+    fn, net = _problem()
+    where = lambda n: n.coupling.G  # noqa: E731
+    # 7 points in batches of 3: the last batch is padded with 2 copies.
+    got = nd.sweep(fn, net, G_VALUES, where=where, batch_size=3, progress=True)
+    want = _loop(fn, net, where, [jnp.asarray(g) for g in G_VALUES])
+    assert got["r"].shape == (7,) and got["mean"].shape == (7, N_NODES)
+    _assert_close(got, want)
+    # The results differ across the grid (the sweep did change G).
+    assert np.ptp(got["r"]) > 1e-3
+    assert "batch 3/3" in capsys.readouterr().err
+
+
+def test_two_parameters_outer_product_with_per_region_values():
+    fn, net = _problem()
+    where = lambda n: (n.coupling.G, n.dynamics.I_o)  # noqa: E731
+    gs = np.array([0.2, 0.9, 1.4])
+    i_o = np.stack([np.full(N_NODES, 0.30), np.linspace(0.30, 0.34, N_NODES)])  # per region
+    got = nd.sweep(fn, net, (gs, i_o), where=where, batch_size=4)
+    assert got["r"].shape == (3, 2) and got["mean"].shape == (3, 2, N_NODES)
+    points = [(jnp.asarray(g), jnp.asarray(i)) for g in gs for i in i_o]
+    want = _loop(fn, net, where, points)
+    want = jax.tree.map(lambda x: x.reshape((3, 2) + x.shape[1:]), want)
+    _assert_close(got, want)
+
+
+_SHARDED = """
+import sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import test_sweep as t
+import netdyn as nd
+assert len(jax.devices()) == 4, jax.devices()
+fn, net = t._problem()
+# batch 6 -> 8 (a multiple of 4 devices): one batch of 7 points + 1 padding point.
+out = nd.sweep(fn, net, t.G_VALUES, where=lambda n: n.coupling.G, batch_size=6)
+np.savez(sys.argv[2], **out)
+"""
+
+
+def test_sharded_across_four_host_devices_matches_unsharded(tmp_path):
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
+    out_file = tmp_path / "sharded.npz"
+    done = subprocess.run(
+        [sys.executable, "-c", _SHARDED, str(Path(__file__).parent), str(out_file)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    fn, net = _problem()
+    want = nd.sweep(fn, net, G_VALUES, where=lambda n: n.coupling.G, batch_size=2)
+    with np.load(out_file) as z:
+        got = {k: z[k] for k in z.files}
+    _assert_close(got, want)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(values=np.array([]), where=lambda n: n.coupling.G), "values"),
+        (dict(values=np.float64(0.5), where=lambda n: n.coupling.G), "values"),
+        (dict(values=(np.ones(2),), where=lambda n: ()), "where selects nothing"),
+        (dict(values=np.ones(2), where=lambda n: n.coupling), "where"),
+        (dict(values=np.ones(2), where=lambda n: (n.coupling.G, n.dynamics.w)), "values"),
+        (dict(values=(np.ones(2), np.ones(0)), where=lambda n: (n.coupling.G, n.dynamics.w)),
+         r"values\[1\]"),
+        (dict(values=np.ones(2), where=lambda n: n.coupling.G, batch_size=0), "batch_size"),
+        (dict(values=np.ones(2), where=lambda n: n.coupling.G, devices=[]), "devices"),
+    ],
+)
+def test_bad_input_raises_naming_the_argument(kwargs, match):
+    fn, net = _problem()
+    with pytest.raises(ValueError, match=match):
+        nd.sweep(fn, net, **kwargs)

@@ -1,0 +1,188 @@
+# %% [markdown]
+# # Sweeps and scale
+#
+# The classical exploration of a brain network model is a parameter sweep: simulate the
+# model for every value of the global coupling `G` (and maybe a second parameter) and see
+# where the simulated functional connectivity (FC) fits the empirical one best. In JAX a
+# sweep is a `jax.vmap` over the parameter; `nd.sweep` adds batching (to fit memory), a
+# progress line, and sharding of every batch across the available devices.
+#
+# Run it with `python tutorials/sweeps_and_scale.py` (`--quick` for a shorter run).
+
+# %% [markdown]
+# ## Several devices on one CPU
+#
+# To show sharding on a laptop, XLA can split the CPU into several "host devices". The
+# flag must be set before JAX starts (here, before importing it); this is fine in a
+# script, while a library must never do it. On a machine with GPUs, the same code sees
+# the GPUs instead and the flag has no effect on them.
+
+# %%
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import equinox as eqx  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import netdyn as nd  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+QUICK = "--quick" in sys.argv  # also False inside a notebook
+print("devices:", jax.devices())
+
+# %% [markdown]
+# ## The model and what we measure
+#
+# A Reduced Wong-Wang network on the embedded `hcp` connectome, with BOLD sampled at the
+# dataset's repetition time. The function to sweep takes a model and returns the
+# correlation between the upper triangles of the simulated and the empirical FC. The key
+# is fixed, so every grid point sees the same noise (common random numbers): differences
+# between neighbouring points are due to the parameters, not to the noise.
+
+# %%
+data = nd.datasets.load("hcp")
+net = nd.Network(
+    dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
+    coupling=nd.DelayedLinear(G=0.5),
+    graph=nd.DelayGraph.from_lengths(data.weights, data.lengths, speed=4.0),
+    noise=nd.AdditiveNoise(sigma=0.00283),
+)
+TR = data.tr  # 720 ms
+T1 = TR * (20 if QUICK else 400)  # 14.4 s or 4.8 min of simulated time
+WARMUP = TR * (4 if QUICK else 20)
+empirical_fc = jnp.asarray(data.fc)
+key = jax.random.key(1)
+
+
+def fc_fit(net):
+    sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=T1, dt=1.0, key=key,
+                      monitors={"bold": nd.Bold(period=TR, warmup=WARMUP)})
+    return nd.fc_correlation(nd.fc(sol["bold"]), empirical_fc)
+
+
+# %% [markdown]
+# ## A sweep is a `vmap`
+#
+# `eqx.tree_at` sets `G` inside the function, and `jax.vmap` maps it over an array of
+# values: one compiled program simulates all of them at once.
+
+# %%
+Gs = np.linspace(0.0, 1.0, 4 if QUICK else 16)
+
+
+def fit_at(G):
+    return fc_fit(eqx.tree_at(lambda n: n.coupling.G, net, G))
+
+
+start = time.perf_counter()
+r_vmap = jax.jit(jax.vmap(fit_at))(jnp.asarray(Gs))
+print(f"vmap over {len(Gs)} values of G: {time.perf_counter() - start:.1f} s")
+for G, r in zip(Gs, r_vmap):
+    print(f"  G = {G:.3f}: FC correlation {float(r):+.3f}")
+
+# %% [markdown]
+# Two parameters: `vmap` over a flattened grid (or nest two `vmap`s). Here `G` and the
+# external input `I_o`.
+
+# %%
+I_os = np.linspace(0.30, 0.34, 3 if QUICK else 6)
+G_grid, I_grid = np.meshgrid(Gs, I_os, indexing="ij")
+
+
+def fit_at_2d(G, I_o):
+    return fc_fit(eqx.tree_at(lambda n: (n.coupling.G, n.dynamics.I_o), net, (G, I_o)))
+
+
+r_2d_vmap = jax.jit(jax.vmap(fit_at_2d))(jnp.asarray(G_grid.ravel()),
+                                         jnp.asarray(I_grid.ravel()))
+r_2d_vmap = np.asarray(r_2d_vmap).reshape(G_grid.shape)
+print("2-D grid (rows: G, columns: I_o):\n", np.round(r_2d_vmap, 3))
+
+# %% [markdown]
+# ## The same sweep with `nd.sweep`
+#
+# A `vmap` over thousands of values does not fit in memory: every simulation in the batch
+# keeps its own state and delay buffer, and its own residuals if you differentiate.
+# `nd.sweep(fn, model, values, where=...)` splits the grid into batches of `batch_size`,
+# `vmap`s each batch, and shards the batch axis over all devices (a `jax.sharding.Mesh`
+# with one axis and a `NamedSharding` that splits the batch; the model is replicated). The
+# last batch is padded to the common batch shape, so `fn` is compiled once, and the
+# padding is dropped from the results. Results come back as NumPy arrays shaped like the
+# grid.
+
+# %%
+start = time.perf_counter()
+r_sweep = nd.sweep(fc_fit, net, Gs, where=lambda n: n.coupling.G, batch_size=4,
+                   progress=True)
+print(f"nd.sweep over {len(Gs)} values on {len(jax.devices())} devices: "
+      f"{time.perf_counter() - start:.1f} s")
+print("max |nd.sweep - vmap| =", float(np.max(np.abs(r_sweep - np.asarray(r_vmap)))))
+
+# %% [markdown]
+# With several parameters, `where` returns a tuple and `values` is a tuple of 1-D grids:
+# the sweep runs over their outer product, and the result has one axis per parameter.
+# Values may also be arrays per grid point (e.g. `[n, nodes]` for a regional
+# parameter, or one connectome per subject with `where=lambda n: n.graph.weights`).
+
+# %%
+r_2d = nd.sweep(fc_fit, net, (Gs, I_os),
+                where=lambda n: (n.coupling.G, n.dynamics.I_o), batch_size=8)
+print("result shape:", r_2d.shape, "  max |nd.sweep - vmap| =",
+      float(np.max(np.abs(r_2d - r_2d_vmap))))
+
+# %% [markdown]
+# ## More devices, more hosts
+#
+# Nothing above is specific to CPUs. On a machine with several GPUs, `jax.devices()` lists
+# them and `nd.sweep` splits every batch across them; choose `batch_size` as the number of
+# simulations that fit on one device times the number of devices. Pass `devices=` to use a
+# subset.
+#
+# On a cluster, start one process per host (e.g. one per node with SLURM) and call
+# `jax.distributed.initialize()` at the top of the script, before anything else touches
+# JAX (on SLURM and other common launchers, it finds the coordinator by itself). After
+# that, `jax.devices()` lists the devices of *every* host, and every process runs the same
+# script: `nd.sweep` builds each batch as a global array (each process supplies the
+# shards its own devices hold), the compiled program runs across all hosts, and every
+# process receives the full results. No home-made scheduler is involved: it is JAX's
+# multi-controller model, the same one used to train large models.
+#
+# ```python
+# import jax
+# jax.distributed.initialize()          # one process per host
+# import netdyn as nd
+# r = nd.sweep(fc_fit, net, Gs, where=lambda n: n.coupling.G, batch_size=64)
+# if jax.process_index() == 0:
+#     np.save("r.npy", r)
+# ```
+#
+# ## Plots
+
+# %%
+try:
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+if plt is not None:
+    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
+                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
+    out.mkdir(parents=True, exist_ok=True)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
+    ax1.plot(Gs, r_sweep, "o-")
+    ax1.set(xlabel="G", ylabel="FC correlation", title="1-D sweep")
+    im = ax2.imshow(r_2d.T, origin="lower", aspect="auto",
+                    extent=[Gs[0], Gs[-1], I_os[0], I_os[-1]])
+    ax2.set(xlabel="G", ylabel="I_o", title="2-D sweep")
+    fig.colorbar(im, ax=ax2, label="FC correlation")
+    fig.tight_layout()
+    fig.savefig(out / "sweeps_and_scale.png", dpi=120)
+    plt.close(fig)
+    print("figure saved to", out / "sweeps_and_scale.png")
