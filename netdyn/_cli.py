@@ -58,7 +58,7 @@ matplotlib is installed (pip install "netdyn[plot]").
 """
 
 _MODELS = {
-    # model: (dynamics, bounds of its parameters, per-region parameters by default)
+    # model: {parameter that --fit may name: the bounds it is fitted within}
     "rww": {"w": Interval(0.0, 1.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
             "gamma": Positive(), "tau_s": Positive()},
     "hopf": {"a": Interval(-1.0, 1.0), "omega": Positive()},

@@ -60,18 +60,21 @@ def fit(
     - ``redraw``: pass ``jax.random.fold_in(key, step)`` at step ``step`` instead (fresh
       noise each step; a resumed fit draws the same keys).
     - ``on_nonfinite``: what to do when the loss, the gradient or the updated parameters
-      are NaN or infinite. ``"stop"``: raise ``FitDivergedError`` (its ``model`` and the
-      checkpoint hold the parameters before that step; they are never updated from a
-      non-finite gradient). ``"skip"``: skip that update (the optimiser state is kept too)
-      and continue; with a fixed ``key`` the same parameters fail again, so skipping
-      mostly helps with ``redraw=True``.
+      are NaN or infinite. Such a step is never applied, and parameters at which the
+      loss is not finite are never kept: the fit goes back to the *last good* state (the
+      latest parameters and optimiser state at which the loss and gradient were finite,
+      usually those of the previous step). ``"stop"``: raise ``FitDivergedError``, whose
+      ``model`` (and the checkpoint) hold the last good parameters; ``resume=True``
+      restarts from there (e.g. after lowering the learning rate). ``"skip"``: continue
+      from the last good state; with a fixed ``key`` the same step fails again, so
+      skipping mostly helps with ``redraw=True``.
     - ``checkpoint``: a file path. Every ``checkpoint_every`` steps, at the end, on an
       interruption (an exception, ``KeyboardInterrupt``) and before raising
-      ``FitDivergedError``, the state after the last completed step is written there
-      atomically (temporary file, then ``os.replace``): the trained leaves' unconstrained
-      values, the optimiser state, the step counter and the history, with the parameter
-      names, shapes, transforms and key. (A process killed by a signal keeps the last
-      periodic checkpoint.)
+      ``FitDivergedError`` (then the last good state), the state after the last
+      completed step is written there atomically (temporary file, then ``os.replace``):
+      the trained leaves' unconstrained values, the optimiser state, the step counter
+      and the history, with the parameter names, shapes, transforms and key. (A process
+      killed by a signal keeps the last periodic checkpoint.)
     - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
       The continued fit is bit-for-bit the uninterrupted one: same parameters, same
       history. ``model``, ``where``, ``bounds``, ``key``, ``redraw`` and the optimiser
@@ -101,7 +104,7 @@ def fit(
     history.to_csv("history.csv")
     ```
     """
-    fitted, history, _ = run(
+    fitted, history, _, _ = run(
         model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
         redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
         checkpoint_every=checkpoint_every, resume=resume, callback=callback,

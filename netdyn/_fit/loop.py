@@ -48,6 +48,11 @@ def _all_finite(tree) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.asarray(True)
 
 
+def _global_norm(tree) -> jax.Array:
+    r"""$\lVert g \rVert_2$ over every leaf (``optax.global_norm``, deprecated in newer optax)."""
+    return jnp.sqrt(sum(jnp.sum(jnp.square(g)) for g in jax.tree.leaves(tree)))
+
+
 def _select_tree(ok, new, old):
     return jax.tree.map(
         lambda a, b: jnp.where(ok, a, b) if eqx.is_array(a) else a, new, old
@@ -55,14 +60,23 @@ def _select_tree(ok, new, old):
 
 
 @eqx.filter_jit
-def _step(u, opt_state, frozen, model, key, index, loss_fn, optimizer, transforms,
-          leaf_where, redraw: bool, stop: bool, batched: bool):
-    """One optimisation step (vmapped over starts when ``batched``)."""
+def _step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
+          redraw: bool, stop: bool, batched: bool):
+    """One optimisation step (vmapped over starts when ``batched``).
+
+    ``state = (u, opt_state, frozen, good_u, good_opt)``: the unconstrained values and
+    optimiser state the step starts from, whether the start has stopped, and the last
+    *good* state (the latest one at which the loss and gradient were finite). A bad step
+    (non-finite loss, gradient or update) is not applied: the next step starts again from
+    the good state, so that parameters at which the loss is not finite are never kept.
+    """
     step_key = key
     if redraw:
         step_key = jax.random.fold_in(key, index)
 
-    def single(u, opt_state, frozen):
+    def single(state):
+        u, opt_state, frozen, good_u, good_opt = state
+
         def objective(u):
             xs = tuple(t.forward(ui) for t, ui in zip(transforms, u))
             m = eqx.tree_at(leaf_where, model, xs)
@@ -70,22 +84,26 @@ def _step(u, opt_state, frozen, model, key, index, loss_fn, optimizer, transform
             return loss, (aux, xs)
 
         (loss, (aux, xs)), grads = eqx.filter_value_and_grad(objective, has_aux=True)(u)
-        gnorm = optax.global_norm(grads)
+        gnorm = _global_norm(grads)
         # Optax mixes Python floats with int32 step counts (e.g. Adam's bias correction),
         # which strict dtype promotion refuses: the optimiser runs with standard promotion.
         with jax.numpy_dtype_promotion("standard"):
-            updates, new_state = optimizer.update(grads, opt_state, u)
+            updates, new_opt = optimizer.update(grads, opt_state, u)
             new_u = optax.apply_updates(u, updates)
-        finite = jnp.isfinite(loss) & jnp.isfinite(gnorm) & _all_finite(new_u)
-        ok = finite & ~frozen
-        new_u = _select_tree(ok, new_u, u)
-        new_state = _select_tree(ok, new_state, opt_state)
-        new_frozen = frozen | (~finite & stop)
-        return new_u, new_state, new_frozen, (loss, gnorm, ~ok, aux, xs)
+        finite = jnp.isfinite(loss) & jnp.isfinite(gnorm)
+        good_here = finite & ~frozen
+        good_u = _select_tree(good_here, u, good_u)
+        good_opt = _select_tree(good_here, opt_state, good_opt)
+        ok = good_here & _all_finite(new_u)
+        next_u = _select_tree(ok, new_u, good_u)
+        next_opt = _select_tree(ok, new_opt, good_opt)
+        next_frozen = frozen | (~ok & stop)
+        new_state = (next_u, next_opt, next_frozen, good_u, good_opt)
+        return new_state, (loss, gnorm, ~ok, good_here, aux, xs)
 
     if batched:
-        return jax.vmap(single)(u, opt_state, frozen)
-    return single(u, opt_state, frozen)
+        return jax.vmap(single)(state)
+    return single(state)
 
 
 def float_dtype():
@@ -238,6 +256,8 @@ def run(
         else:
             opt_state = jax.vmap(optimizer.init)(u)
             frozen = jnp.zeros(batch, bool)
+    # (u, opt_state, frozen, good_u, good_opt): see _step. The initial state is "good".
+    state = (u, opt_state, frozen, u, opt_state)
     # The trained leaves become arrays, so that the compiled step sees them as inputs.
     base = eqx.tree_at(sel.leaf_where, model, tuple(as_float_array(v) for v in sel.values))
 
@@ -252,6 +272,8 @@ def run(
     }
     rows = _Rows(sel.names)
     n0 = 0
+    # Steps completed when the good state was reached (a diverged fit restarts there).
+    good_n = 0
     path = None if checkpoint is None else Path(checkpoint)
     if resume and path.exists():
         saved, f = load_checkpoint(path, None)
@@ -261,9 +283,10 @@ def run(
                     f"checkpoint {path}: {field} is {saved.get(field)!r} there but "
                     f"{meta[field]!r} in this call; resume needs the same fit."
                 )
-        u, opt_state, frozen = read_tree(path, f, (u, opt_state, frozen))
+        state = read_tree(path, f, state)
         rows = _Rows.from_history(FitHistory.from_dict(saved["history"]))
         n0 = int(saved["step"])
+        good_n = int(saved["good_step"])
         if n0 > steps:
             raise ValueError(
                 f"steps={steps}, but checkpoint {path} has already done {n0} steps."
@@ -275,12 +298,15 @@ def run(
             return xs
         return eqx.tree_at(sel.leaf_where, base, tuple(xs))
 
-    def save(u_now, opt_now, frozen_now, n):
+    def save(state_now, n, good):
         if path is None:
             return
         h = rows.history(n, batch=batch)
-        save_checkpoint(path, {**meta, "step": n, "steps": steps, "history": h.to_dict()},
-                        (u_now, opt_now, frozen_now))
+        save_checkpoint(
+            path, {**meta, "step": n, "good_step": good, "steps": steps,
+                   "history": h.to_dict()},
+            state_now,
+        )
 
     show = Progress(steps, sel.names) if progress else None
     stop = on_nonfinite == "stop"
@@ -288,34 +314,38 @@ def run(
     try:
         for k in range(n0, steps):
             t_start = time.perf_counter()
-            new_u, new_opt, new_frozen, out = _step(
-                u, opt_state, frozen, base, key, jnp.asarray(k, jnp.int32), loss_fn,
-                optimizer, sel.transforms, sel.leaf_where, bool(redraw), stop,
-                batch is not None,
+            new_state, out = _step(
+                state, base, key, jnp.asarray(k, jnp.int32), loss_fn, optimizer,
+                sel.transforms, sel.leaf_where, bool(redraw), stop, batch is not None,
             )
-            loss, gnorm, skipped, aux, xs = jax.device_get(out)
-            jax.block_until_ready(new_u)
+            loss, gnorm, skipped, good_here, aux, xs = jax.device_get(out)
+            jax.block_until_ready(new_state)
             wall = time.perf_counter() - t_start
             row = rows.append(
                 k, _to_host(loss), _to_host(gnorm),
                 wall if batch is None else np.full(batch, wall), _to_host(skipped),
                 {name: _to_host(v) for name, v in aux.items()}, [_to_host(x) for x in xs],
             )
+            if batch is None and bool(good_here):
+                good_n = k
             if batch is None and stop and bool(skipped):
-                save(u, opt_state, frozen, k)
+                # Back to the last good state: resume=True replays the step from there.
+                _, _, frozen, good_u, good_opt = new_state
+                save((good_u, good_opt, jnp.zeros_like(frozen), good_u, good_opt),
+                     good_n, good_n)
                 raise FitDivergedError(
-                    _diverged_message(k, row, sel.names, path), build(u),
+                    _diverged_message(k, row, sel.names, path, good_n), build(good_u),
                     rows.history(batch=batch), k,
                 )
-            if batch is not None and bool(np.all(_to_host(new_frozen))):
-                save(new_u, new_opt, new_frozen, k + 1)
+            if batch is not None and bool(np.all(_to_host(new_state[2]))):
+                save(new_state, k + 1, k + 1)
                 raise FitDivergedError(
                     f"fit_multistart: every start met a non-finite loss or gradient by step "
                     f"{k}; see history.loss.", None, rows.history(batch=batch), k,
                 )
-            u, opt_state, frozen, n = new_u, new_opt, new_frozen, k + 1
+            state, n = new_state, k + 1
             if n % checkpoint_every == 0 or n == steps:
-                save(u, opt_state, frozen, n)
+                save(state, n, good_n)
             if show is not None:
                 show(row)
             if callback is not None:
@@ -324,23 +354,29 @@ def run(
         raise
     except BaseException:
         # Interrupted (KeyboardInterrupt, an error in loss_fn or callback): keep the last
-        # completed step on disk, so that resume=True continues from it.
-        save(u, opt_state, frozen, n)
+        # completed step on disk, so that resume=True continues from it. (Nothing to
+        # keep if no step completed, e.g. a loss_fn that fails to trace.)
+        if n > n0:
+            save(state, n, good_n)
         raise
     finally:
         if show is not None:
             show.close()
-    return build(u), rows.history(batch=batch), sel
+    return build(state[0]), rows.history(batch=batch), sel, _to_host(state[2])
 
 
-def _diverged_message(k, row, names, path) -> str:
+def _diverged_message(k, row, names, path, good_n) -> str:
     params = ", ".join(f"{n}={_short(row[n])}" for n in names)
-    where = "" if path is None else f" and saved in {path} (resume=True replays step {k})"
+    where = "" if path is None else (
+        f", also saved in {path} (resume=True, e.g. with a smaller learning rate, restarts "
+        f"from step {good_n})"
+    )
     return (
-        f"fit stopped at step {k}: the loss or its gradient is not finite "
-        f"(loss={row['loss']}, grad_norm={row['grad_norm']}) at {params}. The update was "
-        f"not applied: the model keeps the parameters before step {k}{where}. Lower the "
-        "learning rate, tighten bounds, or pass on_nonfinite='skip'."
+        f"fit stopped at step {k}: the loss, its gradient or the update is not finite "
+        f"(loss={row['loss']}, grad_norm={row['grad_norm']}) at {params}. The fitted "
+        f"model (FitDivergedError.model) keeps the last good parameters, those of step "
+        f"{good_n}{where}. Lower the learning rate, tighten bounds, or pass "
+        "on_nonfinite='skip'."
     )
 
 
@@ -378,9 +414,10 @@ def _starts(sel: Selection, starts) -> tuple[list, int]:
     return xs, batch
 
 
-def best_start(h: FitHistory) -> int:
-    """The start with the lowest loss at the last step (non-finite counts as +inf)."""
-    last = np.where(np.isfinite(h.loss[-1]), h.loss[-1], np.inf)
+def best_start(h: FitHistory, frozen: np.ndarray) -> int:
+    """The start with the lowest loss at the last step, among those not ``frozen``
+    (stopped by a non-finite value); a non-finite loss counts as +inf."""
+    last = np.where(np.isfinite(h.loss[-1]) & ~frozen, h.loss[-1], np.inf)
     if not np.isfinite(last).any():
         raise FitDivergedError(
             "fit_multistart: no start has a finite loss at the last step.", None, h,

@@ -40,21 +40,21 @@ def fit_multistart(
     optimiser state; all see the same ``key`` (common random numbers across starts, so
     their losses compare fairly). One compiled step runs every start.
 
-    Non-finite values are handled per start: with ``on_nonfinite="stop"`` the failing
-    start is frozen at its parameters before that step (and ignored when choosing the
-    best); with ``"skip"`` only that update is skipped. ``FitDivergedError`` is raised
-    only if every start has stopped.
+    Non-finite values are handled per start, as in ``fit``: with ``on_nonfinite="stop"``
+    the failing start is frozen at its last good parameters (and ignored when choosing
+    the best); with ``"skip"`` only that update is skipped. ``FitDivergedError`` is
+    raised only if every start has stopped.
 
     **Returns**: ``(best_model, history)``: ``model`` with the parameters of the start
     whose loss at the last step is lowest, and a ``FitHistory`` whose arrays have a
     second axis over starts, with ``history.best`` the index of the kept start.
     """
-    xs, history, sel = run(
+    xs, history, sel, frozen = run(
         model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
         redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
         checkpoint_every=checkpoint_every, resume=resume, callback=callback,
         progress=progress, starts=starts,
     )
-    best = best_start(history)
+    best = best_start(history, frozen)
     fitted = eqx.tree_at(sel.leaf_where, model, tuple(x[best] for x in xs))
     return fitted, dataclasses.replace(history, best=best)

@@ -15,7 +15,7 @@ def _fmt(x) -> str:
 
 
 class Progress:
-    """Prints ``step k/n | loss | metrics | parameters | s/step`` as a fit runs.
+    """Prints ``[###...] step k/n | loss | metrics | parameters | s/step`` as a fit runs.
 
     On a terminal the line is rewritten in place (``\\r``) after every step; otherwise
     (a log file, a notebook capture) one line is printed every ``every`` steps and at
@@ -32,6 +32,7 @@ class Progress:
         self.every = every if every is not None else max(1, steps // 10)
         self.start = time.perf_counter()
         self.open = False
+        self.width = 20
 
     def line(self, row: dict) -> str:
         """The text shown for one history row."""
@@ -46,7 +47,9 @@ class Progress:
             return _fmt(a if pick is None else a[pick])
 
         k = int(row["step"]) + 1
-        parts = [f"step {k:>{len(str(self.steps))}}/{self.steps}", f"loss {value(loss)}"]
+        done = round(self.width * k / self.steps)
+        bar = "[" + "#" * done + "." * (self.width - done) + "]"
+        parts = [f"{bar} step {k:>{len(str(self.steps))}}/{self.steps}", f"loss {value(loss)}"]
         if pick is not None:
             parts.append(f"best start {pick}")
         skip = ("step", "loss", "grad_norm", "wall_time", "skipped", *self.names)
