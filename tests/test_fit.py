@@ -176,6 +176,19 @@ def test_history_is_gradient_descent():
     assert fitted.label == "toy" and np.array_equal(fitted.n, np.arange(3))
 
 
+def test_keep_best_returns_the_lowest_loss_row():
+    # SGD with lr 1.05 on the quadratic: x - c is multiplied by 1 - 2.1 = -1.1 each step,
+    # so the loss grows and the best evaluated point is the start.
+    sgd = optax.sgd(1.05)
+    last, _ = nd.fit(_toy(), _quadratic, sgd, where=_where_xy, steps=5)
+    best, h = nd.fit(_toy(), _quadratic, sgd, where=_where_xy, steps=5, keep="best")
+    np.testing.assert_allclose(last.x, C + (-1.1) ** 5 * (np.zeros(3) - C), rtol=1e-12)
+    np.testing.assert_allclose(last.y, D + (-1.1) ** 5 * (0.5 - D), rtol=1e-12)
+    assert np.argmin(h.loss) == 0
+    np.testing.assert_array_equal(best.x, np.zeros(3))
+    assert float(best.y) == 0.5 and jnp.result_type(best.y) == jnp.result_type(last.y)
+
+
 def test_history_files(tmp_path):
     _, h = nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=3)
     h.to_json(tmp_path / "h.json")

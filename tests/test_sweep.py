@@ -94,9 +94,15 @@ import test_sweep as t
 import netdyn as nd
 assert len(jax.devices()) == 4, jax.devices()
 fn, net = t._problem()
+where = lambda n: n.coupling.G
 # batch 6 -> 8 (a multiple of 4 devices): one batch of 7 points + 1 padding point.
-out = nd.sweep(fn, net, t.G_VALUES, where=lambda n: n.coupling.G, batch_size=6)
-np.savez(sys.argv[2], **out)
+out = nd.sweep(fn, net, t.G_VALUES, where=where, batch_size=6)
+# Three of the four devices: batch 2 -> 3, three batches, the last one padded.
+three = nd.sweep(fn, net, t.G_VALUES, where=where, batch_size=2, devices=jax.devices()[:3])
+# Fewer points than devices: 2 points padded to one batch of 4.
+few = nd.sweep(fn, net, t.G_VALUES[:2], where=where)
+np.savez(sys.argv[2], **out, **{"three_" + k: v for k, v in three.items()},
+         **{"few_" + k: v for k, v in few.items()})
 """
 
 
@@ -112,8 +118,10 @@ def test_sharded_across_four_host_devices_matches_unsharded(tmp_path):
     fn, net = _problem()
     want = nd.sweep(fn, net, G_VALUES, where=lambda n: n.coupling.G, batch_size=2)
     with np.load(out_file) as z:
-        got = {k: z[k] for k in z.files}
-    _assert_close(got, want)
+        saved = {k: z[k] for k in z.files}
+    _assert_close({k: saved[k] for k in want}, want)
+    _assert_close({k: saved["three_" + k] for k in want}, want)
+    _assert_close({k: saved["few_" + k] for k in want}, jax.tree.map(lambda x: x[:2], want))
 
 
 @pytest.mark.parametrize(

@@ -212,8 +212,10 @@ if plt is not None:
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(8, 3))
     ts = np.asarray(whole.ts["tavg"])
+    first = ts <= 2_000.0  # the first 2 s: individual cycles stay visible
     for i in range(3):
-        ax.plot(ts, whole["tavg"][:, 0, i], lw=0.8, label=data.labels[i])
+        ax.plot(ts[first], np.asarray(whole["tavg"])[first, 0, i], lw=0.8,
+                label=data.labels[i])
     ax.set(xlabel="time (ms)", ylabel="v (10 ms average)", title="FitzHugh-Nagumo network")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()

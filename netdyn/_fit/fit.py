@@ -2,8 +2,11 @@
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
 import optax
 
 from .._custom_types import Key
@@ -27,6 +30,7 @@ def fit(
     resume: bool = False,
     callback: Callable[[dict], None] | None = None,
     progress: bool = False,
+    keep: Literal["last", "best"] = "last",
 ) -> tuple[Any, FitHistory]:
     r"""Fit the leaves of ``model`` selected by ``where`` by minimising ``loss_fn``.
 
@@ -85,9 +89,14 @@ def fit(
       parameter values by name). An exception it raises stops the fit (after saving the
       checkpoint).
     - ``progress``: print a progress line to stderr (see ``Progress``).
+    - ``keep``: ``"last"`` returns the parameters after the last update; ``"best"`` those
+      of the history row with the lowest finite loss (the parameters at which that loss
+      was evaluated). With common random numbers the loss is a deterministic function of
+      the parameters, so the best row is a fair choice when the optimiser oscillates
+      around a steep optimum.
 
     **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced
-    by their final values (arrays), and a ``FitHistory`` with one row per step.
+    by their final (or best) values (arrays), and a ``FitHistory`` with one row per step.
 
     **Raises**: ``ValueError`` for a ``where`` that selects nothing, a static field or a
     non-floating leaf, bounds that do not match or exclude the initial value,
@@ -104,10 +113,28 @@ def fit(
     history.to_csv("history.csv")
     ```
     """
-    fitted, history, _, _ = run(
+    if keep not in ("last", "best"):
+        raise ValueError(f"keep must be 'last' or 'best', got {keep!r}.")
+    fitted, history, sel, _ = run(
         model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
         redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
         checkpoint_every=checkpoint_every, resume=resume, callback=callback,
         progress=progress,
     )
+    if keep == "best":
+        fitted = _best_row(fitted, history, sel)
     return fitted, history
+
+
+def _best_row(fitted, history: FitHistory, sel):
+    """``fitted`` with the parameters of the history row of lowest finite loss."""
+    loss = np.where(np.isfinite(history.loss) & ~history.skipped, history.loss, np.inf)
+    if not np.isfinite(loss).any():
+        return fitted
+    best = int(np.argmin(loss))
+    current = sel.leaf_where(fitted)
+    values = tuple(
+        jnp.asarray(history.params[name][best], dtype=jnp.result_type(x))
+        for name, x in zip(sel.names, current)
+    )
+    return eqx.tree_at(sel.leaf_where, fitted, values)

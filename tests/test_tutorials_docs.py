@@ -1,0 +1,132 @@
+"""The documentation covers the public API, and the tutorials are wired into the docs and
+into ``tutorials/run_all.py``. (The tutorials themselves run in CI with
+``python tutorials/run_all.py --quick``; the site builds with ``mkdocs build --strict``.)"""
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+import netdyn
+import netdyn.datasets
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = sorted(p for p in (ROOT / "tutorials").glob("*.py") if p.name != "run_all.py")
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _reexports(path: Path) -> list[str]:
+    """Names re-exported as ``from x import Name as Name`` / ``from . import m as m``."""
+    tree = ast.parse(path.read_text())
+    return [
+        alias.asname
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname == alias.name
+    ]
+
+
+def _documented() -> set[str]:
+    text = "\n".join(p.read_text() for p in (ROOT / "docs" / "api").glob("*.md"))
+    return set(re.findall(r"^::: (netdyn(?:\.\w+)*)\s*$", text, flags=re.MULTILINE))
+
+
+def test_every_public_name_is_in_the_api_reference():
+    names = _reexports(ROOT / "netdyn" / "__init__.py")
+    assert {"fit", "fit_multistart", "FcLoss", "FitHistory", "Positive", "Interval", "sweep",
+            "gradient_memory", "Uniform", "MultiLevel", "Auto"} <= set(names)
+    documented = _documented()
+    missing = [n for n in names if f"netdyn.{n}" not in documented]
+    assert not missing, f"not in docs/api/*.md (add '::: netdyn.NAME'): {missing}"
+    assert set(names) <= set(vars(netdyn))  # the parsed names are the real ones
+
+
+def test_every_dataset_name_is_in_the_api_reference():
+    names = _reexports(ROOT / "netdyn" / "datasets" / "__init__.py")
+    assert {"load", "available", "Dataset", "read_tvb_zip"} <= set(names)
+    documented = _documented()
+    missing = [n for n in names if f"netdyn.datasets.{n}" not in documented]
+    assert not missing, f"not in docs/api/datasets.md: {missing}"
+    assert set(names) <= set(vars(netdyn.datasets))
+
+
+def _nav_pages(nav) -> list[str]:
+    pages = []
+    for entry in nav:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            pages += _nav_pages(value) if isinstance(value, list) else [value]
+    return pages
+
+
+def test_nav_lists_existing_pages_and_every_tutorial():
+    yaml = pytest.importorskip("yaml")  # installed with mkdocs (the dev extra)
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    pages = _nav_pages(config["nav"])
+    tutorials = {f"tutorials/{p.stem}.md" for p in TUTORIALS}
+    assert tutorials <= set(pages)
+    for page in set(pages) - tutorials:
+        assert (ROOT / "docs" / page).is_file(), page
+    api = {f"api/{p.name}" for p in (ROOT / "docs" / "api").glob("*.md")}
+    assert api <= set(pages)
+
+
+def test_run_all_lists_every_tutorial():
+    run_all = _load(ROOT / "tutorials" / "run_all.py", "run_all")
+    assert sorted(run_all.TUTORIALS) == [p.stem for p in TUTORIALS]
+    with pytest.raises(SystemExit):
+        run_all.main(["--only", "no_such_tutorial"])
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_tutorial_is_a_percent_script_with_a_quick_mode(path):
+    text = path.read_text()
+    assert text.startswith("# %% [markdown]\n# # ")
+    assert 'QUICK = "--quick" in sys.argv' in text
+    compile(text, str(path), "exec")  # valid Python
+    # The figures go to $NETDYN_TUTORIAL_OUT or a temporary folder, never the repository.
+    assert "savefig" not in text or "NETDYN_TUTORIAL_OUT" in text
+
+
+def test_hook_renders_markdown_and_code_cells():
+    hook = _load(ROOT / "docs" / "_hooks" / "tutorials.py", "tutorials_hook")
+    source = (
+        "# %% [markdown]\n# # Title\n#\n# Some *prose*.\n\n"
+        "# %%\nimport numpy as np\n\nx = np.ones(3)  # a comment\n\n"
+        "# %% [markdown]\n# ## Section\n# $$ a = b $$\n"
+    )
+    page = hook.to_markdown(source, "example")
+    want_blocks = [
+        "# Title\n\nSome *prose*.",
+        "```python\nimport numpy as np\n\nx = np.ones(3)  # a comment\n```",
+        "## Section\n$$ a = b $$",
+    ]
+    position = 0
+    for block in want_blocks:
+        found = page.find(block, position)
+        assert found >= 0, (block, page)
+        position = found + len(block)
+    assert "python tutorials/example.py" in page  # the "Run it" note
+    for path in TUTORIALS:  # every tutorial renders, with its title first
+        rendered = hook.to_markdown(path.read_text(), path.stem)
+        assert rendered.startswith("# ") and "```python" in rendered
+
+
+def test_hook_links_benchmarks_only_when_present_and_unlinks_unpublished_files():
+    hook = _load(ROOT / "docs" / "_hooks" / "tutorials.py", "tutorials_hook")
+    source = "# %% [markdown]\n# # T\n# <!-- benchmark: remat -->\n# after\n"
+    with_report = hook.to_markdown(source, "t", {"remat": "Remat benchmark"})
+    assert "[Remat benchmark](../benchmarks/remat.md)" in with_report
+    without = hook.to_markdown(source, "t", {})
+    assert "benchmark" not in without.replace("Run it", "") and "after" in without
+    report = "![fig](remat.png) see [the script](../scripts/bench_remat.py), [x](https://a.b)"
+    page = hook.benchmark_markdown(report, {"remat.png"})
+    assert page == "![fig](remat.png) see `the script`, [x](https://a.b)"
