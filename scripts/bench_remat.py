@@ -4,9 +4,15 @@ The reference workload (``ANCHORS.md``, the seed benchmark): Reduced Wong-Wang (
 I_o = 0.32, gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome of
 the tvboptim wheel (weights / max, delays = tract length / 4 mm/ms), delayed linear
 coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, 60 s,
-``nd.Bold(period=1000.0)`` inside the loop, FC of the BOLD after skipping 20 samples,
+BOLD at TR = 1 s computed inside the loop, FC of the BOLD after skipping 20 samples,
 loss = RMSE against the empirical ``dk_average`` FC, gradient with respect to G. Without
 tvboptim, the embedded ``netdyn.datasets.load("hcp")`` (80 regions) is used instead.
+
+The BOLD model is the seed's: the hemodynamic-response-kernel BOLD of TVB (tvboptim's
+``HRFBold(period=1000, downsample_period=dt)``, netdyn's ``nd.HrfBold(period=1000,
+interim=dt)``), so that netdyn and tvboptim rows compute the same thing. Labels ending in
+``@balloon`` use netdyn's Balloon-Windkessel ``nd.Bold(period=1000)`` instead; their
+ratios and |Δgrad/grad| are against ``None@balloon``.
 
 ::
 
@@ -57,12 +63,17 @@ PERIOD = 1000.0  # BOLD TR (ms)
 SKIP = 20  # BOLD samples dropped before the FC
 HOUR_MARKER = "<!-- one-hour run: appended by scripts/bench_remat_hour.py -->"
 
+# Block sizes around sqrt(60000) = 245. Sizes below the BOLD period (1000 steps) are
+# balanced within a period (245 -> 200), sizes above it are rounded to whole periods; 150,
+# 400 and 7000 do not divide their count (143 x 7, 334 x 3 steps, 7 x 9 periods): a shorter
+# last block, see ``effective_blocks``.
 FULL_CONFIGS = (
     ["None"]
-    + [f"Uniform({k})" for k in (100, 200, 245, 250, 300, 500, 1000, 1001, 2000, 5000)]
+    + [f"Uniform({k})" for k in (100, 150, 245, 400, 500, 1000, 1001, 2000, 7000)]
     + ["Nested(50,1200)", "Nested(100,4000)", "Nested(20,1000,10000)"]
     + ["MultiLevel(4)", "MultiLevel(8)", "MultiLevel(16)"]
-    + ["Auto(10MB)", "Auto(50MB)", "Policy(coupling)"]
+    + ["Auto(10MB)", "Auto(2MB)", "Policy(coupling)"]
+    + ["None@balloon", "Uniform(245)@balloon", "Uniform(1000)@balloon", "MultiLevel(16)@balloon"]
 )
 QUICK_CONFIGS = [
     "None",
@@ -73,6 +84,8 @@ QUICK_CONFIGS = [
     "MultiLevel(8)",
     "Auto(2MB)",
     "Policy(coupling)",
+    "None@balloon",
+    "Uniform(77)@balloon",
 ]
 TVBO_CONFIGS = ["tvboptim", "tvboptim(256)", "tvboptim(1000)"]
 
@@ -129,16 +142,39 @@ def make_remat(label: str):
     raise ValueError(f"unknown configuration {label!r}")
 
 
-def netdyn_loss(label, w, lengths, fc_target, seconds):
-    """``loss(G)`` of the reference workload with the strategy ``label``."""
+def split_label(label):
+    """``(strategy, monitor)``: ``"Uniform(245)@balloon"`` -> ``("Uniform(245)", "balloon")``."""
+    strategy, _, monitor = label.partition("@")
+    return strategy, monitor or "hrf"
+
+
+def bold_monitor(monitor):
     import netdyn as nd
 
-    graph = nd.DelayGraph(weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED))
-    solver = nd.Heun(remat=make_remat(label))
-    skip = skip_samples(seconds)
-    target = jnp.asarray(fc_target)
+    if monitor == "balloon":
+        return nd.Bold(period=PERIOD)
+    if monitor == "hrf":
+        return nd.HrfBold(period=PERIOD, interim=DT)
+    raise ValueError(f"unknown monitor {monitor!r}")
 
-    def loss(G):
+
+def baseline(label):
+    """The label of the no-checkpoint row ``label`` is compared with."""
+    if label.startswith("tvboptim"):
+        return "tvboptim"
+    monitor = split_label(label)[1]
+    return "None" if monitor == "hrf" else f"None@{monitor}"
+
+
+def netdyn_bold(label, w, lengths, seconds):
+    """``bold(G)``: the BOLD samples of the reference workload with the strategy ``label``."""
+    import netdyn as nd
+
+    strategy, monitor = split_label(label)
+    graph = nd.DelayGraph(weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED))
+    solver = nd.Heun(remat=make_remat(strategy))
+
+    def bold(G):
         net = nd.Network(
             dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
             coupling=nd.DelayedLinear(G=G),
@@ -151,10 +187,24 @@ def netdyn_loss(label, w, lengths, fc_target, seconds):
             t0=0.0,
             t1=seconds * 1000.0,
             dt=DT,
-            monitors={"bold": nd.Bold(period=PERIOD)},
+            monitors={"bold": bold_monitor(monitor)},
             key=jax.random.key(0),
         )
-        return nd.rmse(nd.fc(sol["bold"][skip:]), target)
+        return sol["bold"]
+
+    return bold
+
+
+def netdyn_loss(label, w, lengths, fc_target, seconds):
+    """``loss(G)`` of the reference workload with the strategy ``label``."""
+    import netdyn as nd
+
+    bold = netdyn_bold(label, w, lengths, seconds)
+    skip = skip_samples(seconds)
+    target = jnp.asarray(fc_target)
+
+    def loss(G):
+        return nd.rmse(nd.fc(bold(G)[skip:]), target)
 
     return loss
 
@@ -213,18 +263,33 @@ def effective_blocks(label, n_steps):
     from netdyn._remat._schedule import balanced
 
     every = round(PERIOD / DT)
-    m = re.fullmatch(r"(Uniform|Nested)\((.*)\)", label)
+    from netdyn._remat.multilevel import level_sizes
+
+    m = re.fullmatch(r"(Uniform|Nested|MultiLevel)\((.*)\)", split_label(label)[0])
     if m is None:
         return ""
+    sizes = sorted(int(a) for a in m.group(2).split(","))
+    if m.group(1) == "MultiLevel":
+        sizes = level_sizes(n_steps, sizes[0])
+    # As ``_schedule.time_loop``: sizes below the period split a period, nested (each
+    # level balanced within the realised size of the level above), the others group
+    # whole periods, nested likewise.
     out = []
-    for k in sorted(int(a) for a in m.group(2).split(",")):
-        if k >= n_steps:
-            out.append("—")
-        elif k < every:
-            out.append(str(balanced(every, k)))
-        else:
-            periods = n_steps // every
-            out.append(str(balanced(periods, max(1, round(k / every))) * every))
+    if any(k >= n_steps for k in sizes):
+        out.append("—")
+    for count, unit, level in (
+        (every, 1, [k for k in sizes if k < every]),
+        (n_steps // every, every, sorted({max(1, round(k / every))
+                                         for k in sizes if every <= k < n_steps})),
+    ):
+        realised = []
+        for k in reversed(level):
+            if k >= count:
+                continue
+            size = balanced(count, k)
+            realised.append(f"{size * unit}{'ᵖ' if count % size else ''}")
+            count = size
+        out += reversed(realised)
     return ",".join(out)
 
 
@@ -260,7 +325,16 @@ def measure_one(label, seconds, path):
     t = time.perf_counter()
     value, g = jax.block_until_ready(grad(G0))
     time_grad = time.perf_counter() - t
-    chosen = [line for line in printed.getvalue().splitlines() if line.startswith("Auto(")]
+    chosen = auto_choice(label)
+    bold_sha1 = None
+    if not label.startswith("tvboptim"):
+        # The simulated BOLD itself, to check that every strategy's trajectory is
+        # bit-identical (the loss can differ in the last bits: XLA compiles the FC and
+        # RMSE after the loop differently in each whole program).
+        import hashlib
+
+        bold = jax.jit(netdyn_bold(label, data[0], data[1], seconds))(G0)
+        bold_sha1 = hashlib.sha1(np.asarray(bold).tobytes()).hexdigest()
     result = {
         "label": label,
         "seconds": seconds,
@@ -276,10 +350,33 @@ def measure_one(label, seconds, path):
         "loss": float(value),
         "loss_fwd": value_fwd,
         "grad": float(g),
-        "auto_choice": chosen[-1].split(": ", 1)[1] if chosen else None,
+        "auto_choice": chosen,
+        "bold_sha1": bold_sha1,
     }
     with open(path, "w") as f:
         json.dump(result, f)
+
+
+def describe(strategy) -> str:
+    """A strategy's constructor call (equinox's repr hides default fields)."""
+    import netdyn as nd
+
+    if isinstance(strategy, nd.Uniform):
+        return f"Uniform({strategy.block})"
+    if isinstance(strategy, nd.Nested):
+        return f"Nested({','.join(map(str, strategy.blocks))})"
+    if isinstance(strategy, nd.MultiLevel):
+        return f"MultiLevel({strategy.branch})"
+    return type(strategy).__name__ + "()"
+
+
+def auto_choice(label):
+    """What ``Auto`` chose for ``label`` in this process (its time loop's own temp)."""
+    if not split_label(label)[0].startswith("Auto("):
+        return None
+    from netdyn._remat.auto import _CHOICES
+
+    return ", ".join(f"{describe(s)} ({mb(t):.2f} MB)" for s, t in _CHOICES.values())
 
 
 def fresh_process(label, seconds, cache):
@@ -321,7 +418,8 @@ def interleaved_times(labels, data, seconds, repeats):
             t = time.perf_counter()
             jax.block_until_ready(grad(G0))
             times[label]["grad"].append(time.perf_counter() - t)
-        print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')})", flush=True)
+        print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')}, load {loadavg()})",
+              flush=True)
     return times
 
 
@@ -388,20 +486,16 @@ def build_rows(labels, times, memory, n_steps):
     return rows
 
 
+def rel_grad(r, by):
+    """|Δgrad/grad| of row ``r`` against its no-checkpoint baseline (``None``/tvboptim)."""
+    base = by.get(baseline(r["label"]))
+    if "error" in r or base is None or "error" in base:
+        return math.nan
+    return abs(r["grad_value"] - base["grad_value"]) / abs(base["grad_value"])
+
+
 def write_report(path, args, info, data_desc, rows, n_steps, end_load):
     by = {r["label"]: r for r in rows}
-    base = by["None"]
-    tv = by.get("tvboptim")
-
-    def rel(r):
-        if "error" in r or r.get("grad_value") is None:
-            return "—"
-        if not r["label"].startswith("tvboptim"):
-            return f"{abs(r['grad_value'] - base['grad_value']) / abs(base['grad_value']):.1e}"
-        if tv and "grad_value" in tv:
-            return f"{abs(r['grad_value'] - tv['grad_value']) / abs(tv['grad_value']):.1e}*"
-        return "—"
-
     out = ["# Remat benchmark: gradient of the reference workload", ""]
     out.append(
         "Generated by `scripts/bench_remat.py"
@@ -411,31 +505,42 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
         + f"`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3), "
         f"{data_desc} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
         f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
-        f"dt = {DT:g} ms, {args.seconds:g} s ({n_steps} steps), `nd.Bold(period={PERIOD})` "
-        f"inside the loop, FC of the BOLD after skipping {skip_samples(args.seconds)} samples, "
-        "loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to G; "
-        "float64."
+        f"dt = {DT:g} ms, {args.seconds:g} s ({n_steps} steps), BOLD at TR = {PERIOD:g} ms "
+        f"computed inside the loop, FC of the BOLD after skipping {skip_samples(args.seconds)} "
+        "samples, loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to "
+        "G; float64."
     )
+    out += [
+        "",
+        "BOLD model: as in the seed benchmark, the hemodynamic-response-kernel BOLD of TVB "
+        f"(tvboptim's `HRFBold(period={PERIOD:g}, downsample_period={DT:g})`; netdyn's "
+        f"`nd.HrfBold(period={PERIOD:g}, interim={DT:g})`, accumulated online). Rows marked "
+        f"`@balloon` use netdyn's Balloon-Windkessel `nd.Bold(period={PERIOD:g})` instead "
+        "(one RK4 step of the hemodynamic ODE per simulation step); they are compared with "
+        "`None@balloon`.",
+    ]
     out += ["", "## Machine", ""]
     out += [f"- {k}: {v}" for k, v in info.items()]
     out.append(f"- load average at end: {end_load}")
     out += ["", "## Results", ""]
     out.append(
         f"Times: steady-state compiled calls, best of {args.repeats} calls interleaved between "
-        "all configurations in random order (the first call of each included), in one "
-        "process. *temp MB*: XLA's compiled temporary memory of `jax.jit(jax.value_and_grad"
+        "all configurations in random order, in one process (the first call of each "
+        "included). *temp MB*: XLA's compiled temporary memory of `jax.jit(jax.value_and_grad"
         "(loss))` (`memory_analysis().temp_size_in_bytes`), deterministic. *peak RSS*: "
-        "`ru_maxrss` of a fresh process per configuration after compiling the forward and "
-        "the gradient and running each once (*compile RSS*: the same before running). "
-        "*blocks*: the block sizes the schedule realises (balanced to near-equal blocks; "
-        f"blocks of at least one BOLD period ({round(PERIOD / DT)} steps) group whole "
-        "periods). |Δgrad/grad| is against netdyn's None (`*`: against tvboptim's own "
-        "no-checkpoint run)."
+        "`ru_maxrss` of a fresh process per configuration (imports, data, compiling the "
+        "forward and the gradient, one call of each); *compile RSS*: the same before the "
+        "calls. *blocks*: the block sizes the schedule realises (balanced to near-equal "
+        f"blocks; blocks of at least one BOLD period ({round(PERIOD / DT)} steps) group whole "
+        "periods; ᵖ: the size does not divide its count, the remainder runs as one shorter "
+        "last block). *vs None*: ratio to the "
+        "no-checkpoint row of the same tool and monitor. |Δgrad/grad|: against that row "
+        "(tvboptim rows: against tvboptim's no-checkpoint run)."
     )
     out += [""]
     out.append(
-        "| configuration | blocks | forward s | gradient s | grad / fwd | fwd / None "
-        "| grad / None | temp MB | peak RSS MB | compile RSS MB | loss | dloss/dG "
+        "| configuration | blocks | forward s | gradient s | grad / fwd | fwd vs None "
+        "| grad vs None | temp MB | peak RSS MB | compile RSS MB | loss | dloss/dG "
         "| \\|Δgrad/grad\\| |"
     )
     out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -443,15 +548,16 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
         if "error" in r:
             out.append(f"| {r['label']} | | | | | | | error: {r['error']} | | | | | |")
             continue
+        base = by[baseline(r["label"])]
         label = r["label"]
         if r.get("auto_choice"):
-            label += f" → {r['auto_choice'].rsplit(',', 1)[0]}"
+            label += f" → {r['auto_choice'].split(' (')[0]}"
         out.append(
             f"| {label} | {r['blocks']} | {r['fwd']:.3f} | {r['grad']:.3f} "
             f"| {r['grad'] / r['fwd']:.2f} | {r['fwd'] / base['fwd']:.2f} "
             f"| {r['grad'] / base['grad']:.2f} | {mb(r['temp_bytes']):.2f} "
             f"| {mb(r['rss_peak']):.0f} | {mb(r['rss_compiled']):.0f} "
-            f"| {r['loss']:.16f} | {r['grad_value']:.16e} | {rel(r)} |"
+            f"| {r['loss']:.16f} | {r['grad_value']:.16e} | {rel_grad(r, by):.1e} |"
         )
     out += ["", "## Reading", ""]
     out += reading(rows, by, n_steps)
@@ -468,11 +574,26 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
     print(f"wrote {path}")
 
 
+def netdyn_rows(rows, monitor="hrf"):
+    return [
+        r
+        for r in rows
+        if "error" not in r
+        and not r["label"].startswith("tvboptim")
+        and split_label(r["label"])[1] == monitor
+    ]
+
+
+def uniform_k(r):
+    return int(split_label(r["label"])[0][len("Uniform(") : -1])
+
+
 def reading(rows, by, n_steps):
-    ok = [r for r in rows if "error" not in r and not r["label"].startswith("tvboptim")]
+    ok = netdyn_rows(rows)
     base = by["None"]
     lines = []
-    best = min(ok, key=lambda r: (r["temp_bytes"] > 10e6, r["grad"]))
+    fitting = [r for r in ok if r["temp_bytes"] <= 10e6]
+    best = min(fitting or ok, key=lambda r: r["grad"])
     smallest = min(ok, key=lambda r: r["temp_bytes"])
     tv = by.get("tvboptim")
     lines.append(
@@ -481,7 +602,7 @@ def reading(rows, by, n_steps):
         f"({best['grad'] / base['grad']:.2f}x netdyn's None, whose temp is "
         f"{mb(base['temp_bytes']):.0f} MB; peak RSS {mb(best['rss_peak']):.0f} MB vs "
         f"{mb(base['rss_peak']):.0f} MB). Smallest: {smallest['label']}, "
-        f"{mb(smallest['temp_bytes']):.2f} MB."
+        f"{mb(smallest['temp_bytes']):.2f} MB at {smallest['grad'] / base['grad']:.2f}x."
     )
     if tv and "error" not in tv:
         met = best["temp_bytes"] <= 10e6 and best["grad"] <= tv["grad"]
@@ -490,34 +611,44 @@ def reading(rows, by, n_steps):
             f"no-checkpoint gradient*: **{'met' if met else 'missed'}** — "
             f"{best['label']} {best['grad']:.2f} s vs tvboptim {tv['grad']:.2f} s "
             f"({best['grad'] / tv['grad']:.2f}x; tvboptim's temp {mb(tv['temp_bytes']):.0f} MB, "
-            f"peak RSS {mb(tv['rss_peak']):.0f} MB)."
+            f"peak RSS {mb(tv['rss_peak']):.0f} MB). netdyn's None gradient is "
+            f"{base['grad'] / tv['grad']:.2f}x tvboptim's, its forward "
+            f"{base['fwd'] / tv['fwd']:.2f}x."
         )
+        for r in rows:
+            if r["label"].startswith("tvboptim(") and "error" not in r:
+                lines.append(
+                    f"- {r['label']}: {mb(r['temp_bytes']):.0f} MB at {r['grad']:.2f} s "
+                    f"({r['grad'] / tv['grad']:.2f}x its None); loss "
+                    f"{'unchanged' if r['loss'] == tv['loss'] else 'changed'} "
+                    f"({r['loss']:.6f} vs {tv['loss']:.6f})."
+                )
     else:
         lines.append("- tvboptim was not run (`--compare tvboptim`): its target is not assessed.")
     root = math.sqrt(n_steps)
-    uniform = [r for r in ok if r["label"].startswith("Uniform(")]
+    uniform = sorted((r for r in ok if r["label"].startswith("Uniform(")), key=uniform_k)
     if uniform:
-        near = min(uniform, key=lambda r: abs(math.log(int(r["label"][8:-1]) / root)))
+        near = min(uniform, key=lambda r: abs(math.log(uniform_k(r) / root)))
         ratio = near["grad"] / base["grad"]
         lines.append(
             f"- Target *Uniform(K ≈ √n = {root:.0f}) gradient ≤ 1.5x NoRemat*: "
-            f"**{'met' if ratio <= 1.5 else 'missed'}** — {near['label']} "
-            f"{near['grad']:.2f} s = {ratio:.2f}x None ({base['grad']:.2f} s)."
+            f"**{'met' if ratio <= 1.5 else 'missed'}** — {near['label']} (blocks of "
+            f"{near['blocks']}) {near['grad']:.2f} s = {ratio:.2f}x None ({base['grad']:.2f} s)"
+            f", {mb(near['temp_bytes']):.2f} MB."
         )
-        temps = {int(r["label"][8:-1]): r["temp_bytes"] for r in uniform}
-        ks = sorted(temps)
+        temps = [r["temp_bytes"] for r in uniform]
         spikes = [
-            k
-            for i, k in enumerate(ks[1:-1], 1)
-            if temps[k] > 1.2 * max(temps[ks[i - 1]], temps[ks[i + 1]])
+            uniform[i]["label"]
+            for i in range(1, len(uniform) - 1)
+            if temps[i] > 1.2 * max(temps[i - 1], temps[i + 1])
         ]
+        padded = [r["label"] for r in uniform if "ᵖ" in r["blocks"]]
         lines.append(
-            "- Non-divisor block sizes: "
+            f"- Non-divisor block sizes ({', '.join(padded) or 'none'}): "
             + (
-                "no spike — every Uniform(K)'s memory is within 20 % of a neighbour's or "
-                "below both."
+                "no memory spike — no Uniform(K) uses more than 1.2x both neighbours."
                 if not spikes
-                else f"memory spike at K = {spikes} (more than 1.2x both neighbours)."
+                else f"memory spike at {spikes} (more than 1.2x both neighbours)."
             )
         )
     multi = [r for r in ok if r["label"].startswith("MultiLevel(")]
@@ -530,25 +661,54 @@ def reading(rows, by, n_steps):
             )
             + " (memory against the run length: see the one-hour section)."
         )
-    bad = [r for r in ok if r.get("grad_value") is not None and abs(
-        r["grad_value"] - base["grad_value"]) > 1e-8 * abs(base["grad_value"])]
-    lines.append(
-        "- Gradients: every strategy's |Δgrad/grad| against None is "
-        + (
-            f"≤ {max(abs(r['grad_value'] - base['grad_value']) for r in ok) / abs(base['grad_value']):.0e}"  # noqa: E501
-            if not bad
-            else "NOT within 1e-8 for " + ", ".join(r["label"] for r in bad)
+    balloon = netdyn_rows(rows, "balloon")
+    if balloon and "None@balloon" in by and "error" not in by["None@balloon"]:
+        b0 = by["None@balloon"]
+        lines.append(
+            f"- Balloon-Windkessel BOLD (`nd.Bold`): None {b0['fwd']:.2f} s forward, "
+            f"{b0['grad']:.2f} s gradient ({b0['grad'] / base['grad']:.2f}x the HRF-kernel "
+            "BOLD's); "
+            + ", ".join(
+                f"{r['label']} {mb(r['temp_bytes']):.2f} MB at {r['grad'] / b0['grad']:.2f}x"
+                for r in balloon
+                if r is not b0
+            )
+            + "."
         )
-        + "; every loss equals None's: "
-        + str(all(r["loss"] == base["loss"] for r in ok))
-        + " (the forward pass is bit-identical)."
-    )
+    for group in (ok, balloon):
+        if not group:
+            continue
+        b = by[baseline(group[0]["label"])]
+        worst = max(rel_grad(r, by) for r in group)
+        ulps = max(
+            abs(x - b["loss"]) / np.spacing(b["loss"])
+            for r in group
+            for x in (r["loss"], r["loss_fwd"])
+        )
+        hashes = {r.get("bold_sha1") for r in group}
+        bold = (
+            "not recorded"
+            if None in hashes
+            else "bit-identical for every strategy" if len(hashes) == 1
+            else "**NOT bit-identical**"
+        )
+        lines.append(
+            f"- Gradients against {b['label']}: max |Δgrad/grad| = {worst:.1e}"
+            + (" (within 1e-8)" if worst <= 1e-8 else " (**NOT within 1e-8**)")
+            + f"; simulated BOLD (sha1 of the samples): {bold}; loss (forward call and "
+            f"value_and_grad) within {ulps:.0f} ulp of {b['label']}'s"
+            + (
+                " (the FC and RMSE after the loop are compiled into each strategy's "
+                "whole program, so XLA may fuse and round them differently)."
+                if ulps
+                else "."
+            )
+        )
     if tv and "error" not in tv:
         lines.append(
-            "- tvboptim's rows use its own noise stream and its HRF-kernel BOLD after the solve "
-            "(the seed notebook's workload), so their loss and gradient differ from netdyn's; "
-            "with `block_size` its noise is re-seeded per block, which changes its loss too "
-            "(ANCHORS.md)."
+            "- tvboptim's rows use its own noise stream (pre-sampled) and its HRF BOLD after "
+            "the solve, so their loss and gradient differ from netdyn's; with `block_size` "
+            "its noise is re-seeded per block, which changes its loss too (ANCHORS.md)."
         )
     return lines
 
@@ -562,86 +722,102 @@ def plot(path, rows, n_steps):
     except ImportError:
         print("matplotlib not installed: no figure (pip install 'netdyn[plot]')")
         return
-    ok = [r for r in rows if "error" not in r]
-    by = {r["label"]: r for r in ok}
+    by = {r["label"]: r for r in rows if "error" not in r}
+    ok = netdyn_rows(rows)
     base = by["None"]
-    uni = sorted(
-        (r for r in ok if r["label"].startswith("Uniform(")), key=lambda r: int(r["label"][8:-1])
-    )
-    ks = np.array([int(r["label"][8:-1]) for r in uni], float)
+    tv = by.get("tvboptim")
+    uni = sorted((r for r in ok if r["label"].startswith("Uniform(")), key=uniform_k)
+    ks = np.array([uniform_k(r) for r in uni], float)
     others = [r for r in ok if not r["label"].startswith("Uniform(") and r["label"] != "None"]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-
-    def refs(ax, key, scale=1.0):
-        ax.axhline(base[key] * scale, color="k", ls=":", lw=1, label="None")
-        for i, r in enumerate(others):
-            ax.axhline(r[key] * scale, color=colors[(i + 2) % len(colors)], ls="--", lw=0.8,
-                       label=r["label"])
+    styles = [(colors[(i + 2) % len(colors)], ls) for ls in ("--", "-.") for i in range(8)]
 
     def sqrt_n(ax):
-        ax.axvline(math.sqrt(n_steps), color="gray", ls="-.", lw=0.8)
+        ax.axvline(math.sqrt(n_steps), color="gray", ls="-.", lw=0.8, label="√n")
 
-    fig, axes = plt.subplots(2, 2, figsize=(14, 10))
+    fig, axes = plt.subplots(2, 2, figsize=(15, 11))
     ax = axes[0, 0]
     ax.plot(ks, [r["grad"] for r in uni], "o-", color=colors[0], label="Uniform(K) gradient")
     ax.plot(ks, [r["fwd"] for r in uni], "s-", color=colors[1], label="Uniform(K) forward")
-    refs(ax, "grad")
-    ax.axhline(base["fwd"], color="k", ls=(0, (1, 3)), lw=1)
+    ax.axhline(base["grad"], color="k", ls=":", lw=1.2, label="None gradient")
+    ax.axhline(base["fwd"], color="k", ls=(0, (1, 3)), lw=1, label="None forward")
+    if tv:
+        ax.axhline(tv["grad"], color="r", ls="-", lw=1.2, label="tvboptim None gradient")
+    for (c, ls), r in zip(styles, others):
+        ax.axhline(r["grad"], color=c, ls=ls, lw=0.8, label=r["label"])
     sqrt_n(ax)
     ax.set(xscale="log", yscale="log", xlabel="block K (steps)", ylabel="time (s)",
-           title="Time vs K (lines: other strategies' gradient)")
-    ax.legend(fontsize=7, ncol=2)
+           title="Time vs K (horizontal: other strategies' gradient)")
+    ax.legend(fontsize=6, ncol=2)
 
     ax = axes[0, 1]
     ax.plot(ks, [r["grad"] / base["grad"] for r in uni], "o-", color=colors[0],
-            label="Uniform(K) grad / None grad")
-    ax.plot(ks, [r["grad"] / r["fwd"] for r in uni], "s-", color=colors[1],
-            label="Uniform(K) grad / own forward")
+            label="Uniform(K) gradient / None gradient")
     ax.axhline(1.5, color="r", ls=":", lw=1, label="1.5x target")
-    for i, r in enumerate(others):
-        ax.axhline(r["grad"] / base["grad"], color=colors[(i + 2) % len(colors)], ls="--",
-                   lw=0.8, label=r["label"])
+    ax.axhline(1.0, color="k", ls=":", lw=1)
+    if tv:
+        ax.axhline(tv["grad"] / base["grad"], color="r", ls="-", lw=1.2,
+                   label="tvboptim None / netdyn None")
+    for (c, ls), r in zip(styles, others):
+        ax.axhline(r["grad"] / base["grad"], color=c, ls=ls, lw=0.8, label=r["label"])
     sqrt_n(ax)
-    ax.set(xscale="log", xlabel="block K (steps)", ylabel="ratio",
-           title="Gradient overhead vs K")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set(xscale="log", xlabel="block K (steps)", ylabel="gradient time / None's",
+           title="Gradient overhead vs K (right axis: gradient / own forward)")
+    ax.legend(fontsize=6, ncol=2, loc="upper left")
+    right = ax.twinx()
+    right.plot(ks, [r["grad"] / r["fwd"] for r in uni], "s:", color=colors[1], alpha=0.6,
+               label="Uniform(K) gradient / own forward")
+    right.set_ylabel("gradient / forward", color=colors[1])
+    right.legend(fontsize=6, loc="lower right")
 
     ax = axes[1, 0]
     ax.plot(ks, [mb(r["temp_bytes"]) for r in uni], "o-", color=colors[0],
             label="Uniform(K) XLA temp")
     ax.plot(ks, [mb(r["rss_peak"]) for r in uni], "s-", color=colors[1],
             label="Uniform(K) peak RSS (fresh process)")
+    for i, r in enumerate(uni):
+        if "ᵖ" in r["blocks"]:
+            ax.annotate("non-divisor", (ks[i], mb(r["temp_bytes"])), textcoords="offset points",
+                        xytext=(0, -12), fontsize=6, ha="center")
     ax.axhline(mb(base["temp_bytes"]), color="k", ls=":", lw=1, label="None temp")
     ax.axhline(mb(base["rss_peak"]), color="k", ls="-.", lw=1, label="None peak RSS")
+    if tv:
+        ax.axhline(mb(tv["temp_bytes"]), color="r", ls="-", lw=1.2, label="tvboptim None temp")
     ax.axhline(10, color="r", ls=":", lw=1, label="10 MB target")
-    for i, r in enumerate(others):
-        ax.axhline(mb(r["temp_bytes"]), color=colors[(i + 2) % len(colors)], ls="--", lw=0.8,
-                   label=f"{r['label']} temp")
+    for (c, ls), r in zip(styles, others):
+        ax.axhline(mb(r["temp_bytes"]), color=c, ls=ls, lw=0.8, label=f"{r['label']} temp")
     sqrt_n(ax)
     ax.set(xscale="log", yscale="log", xlabel="block K (steps)", ylabel="MB",
            title="Gradient memory vs K")
     ax.legend(fontsize=6, ncol=2)
 
     ax = axes[1, 1]
-    t = np.array([r["grad"] for r in ok])
-    m = np.array([mb(r["temp_bytes"]) for r in ok])
+    pts = [r for r in rows if "error" not in r]
+    t = np.array([r["grad"] for r in pts])
+    m = np.array([mb(r["temp_bytes"]) for r in pts])
+    hrf = [i for i, r in enumerate(pts) if r in ok]
     front = [
-        i for i in range(len(ok))
-        if not any((t[j] <= t[i] and m[j] <= m[i] and (t[j] < t[i] or m[j] < m[i]))
-                   for j in range(len(ok)))
+        i for i in hrf
+        if not any(t[j] <= t[i] and m[j] <= m[i] and (t[j] < t[i] or m[j] < m[i])
+                   for j in hrf)
     ]
     front.sort(key=lambda i: t[i])
-    ax.plot(t[front], m[front], "-", color="gray", lw=2, alpha=0.6, label="Pareto front")
-    for i, r in enumerate(ok):
+    ax.plot(t[front], m[front], "-", color="gray", lw=2, alpha=0.6,
+            label="netdyn Pareto front (HRF BOLD)")
+    for i, r in enumerate(pts):
         tool = r["label"].startswith("tvboptim")
-        ax.scatter(t[i], m[i], marker="^" if tool else "o",
-                   facecolor=colors[3] if tool else (colors[0] if i in front else "white"),
-                   edgecolor=colors[3] if tool else colors[0], zorder=3)
+        balloon = split_label(r["label"])[1] == "balloon"
+        color = colors[3] if tool else colors[2] if balloon else colors[0]
+        ax.scatter(t[i], m[i], marker="^" if tool else "s" if balloon else "o",
+                   facecolor=color if (tool or balloon or i in front) else "white",
+                   edgecolor=color, zorder=3)
         ax.annotate(r["label"], (t[i], m[i]), textcoords="offset points", xytext=(4, 3),
-                    fontsize=7)
-    ax.set(yscale="log", xlabel="gradient time (s)", ylabel="XLA temp memory (MB)",
-           title="Memory-time Pareto (triangles: tvboptim)")
-    ax.legend(fontsize=8)
+                    fontsize=6)
+    ax.axhline(10, color="r", ls=":", lw=1, label="10 MB")
+    ax.set(xscale="log", yscale="log", xlabel="gradient time (s)",
+           ylabel="XLA temp memory (MB)",
+           title="Memory-time Pareto (circles: netdyn, squares: @balloon, triangles: tvboptim)")
+    ax.legend(fontsize=7)
     fig.suptitle(f"Remat strategies, reference workload ({n_steps} steps)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -661,9 +837,12 @@ def main():
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--from-json", default=None,
+                        help="rewrite the report and figure from a saved remat.json")
     parser.add_argument(
-        "--cache", default=os.path.join(tempfile.gettempdir(), "netdyn_bench_remat_cache"),
-        help="JAX persistent compilation cache shared by the subprocesses ('' to disable)",
+        "--cache", default=None,
+        help="JAX persistent compilation cache shared by the subprocesses (default: a new "
+        "temporary directory per run, so that every fresh process compiles; '' disables)",
     )
     parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "remat.md"))
     parser.add_argument("--png", default=os.path.join(ROOT, "benchmarks", "remat.png"))
@@ -673,6 +852,10 @@ def main():
     if args.repeats is None:
         args.repeats = 2 if args.quick else 3
 
+    own_cache = None
+    if args.cache is None and args.one is None:
+        own_cache = tempfile.TemporaryDirectory(prefix="netdyn_bench_remat_")
+        args.cache = own_cache.name
     if args.cache:
         # The fresh processes compile each configuration first; the timing process then
         # reads the executables back instead of compiling them again.
@@ -681,6 +864,18 @@ def main():
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     if args.one is not None:
         measure_one(args.one, args.seconds, args.json)
+        return
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        rows, args.seconds = saved["rows"], saved["seconds"]
+        vars(args).update(saved.get("args", {}))
+        args.compare = args.compare or (
+            "tvboptim" if any(r["label"] == "tvboptim" for r in rows) else None)
+        n_steps = round(args.seconds * 1000.0 / DT)
+        write_report(args.out, args, saved["info"], load_data()[3], rows, n_steps,
+                     saved["end_load"])
+        plot(args.png, rows, n_steps)
         return
 
     info = machine_info()
@@ -719,7 +914,8 @@ def main():
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump({"info": info, "end_load": end_load, "seconds": args.seconds,
-                   "rows": rows}, f, indent=1)
+                   "args": {"quick": args.quick, "repeats": args.repeats,
+                            "compare": args.compare}, "rows": rows}, f, indent=1)
     write_report(args.out, args, info, data[3], rows, n_steps, end_load)
     plot(args.png, rows, n_steps)
 

@@ -57,7 +57,9 @@ class HrfBold(AbstractMonitor):
     vector as gradient residual, and no buffer is read and written at a moving position
     (a ring buffer of window means made XLA copy its cotangent at every step of the
     backward pass: ~8x slower gradients at the defaults). A short ``period`` makes $E$
-    large; the Balloon-Windkessel ``Bold`` monitor is cheaper still.
+    large. At TR = 1 s its gradient is about half as expensive as that of the
+    Balloon-Windkessel ``Bold`` monitor (one RK4 step of a 4-state ODE per step:
+    ``benchmarks/remat.md``), whose cost does not depend on the period.
 
     **Arguments**:
 

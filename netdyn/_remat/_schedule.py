@@ -6,9 +6,11 @@ number of steps; block sizes below the period split the steps of one period, siz
 above it group whole periods, so samples are stacked once per period and nothing per step.
 
 A block size that does not divide its count is *balanced* (``ceil(count / ceil(count / K))``)
-and the last block is padded with masked iterations (computed, then discarded with a
-``where``), instead of a sliced tail loop: the memory of a non-divisor stays that of its
-neighbours, and the forward result is bit-identical.
+and the remainder runs as one shorter checkpointed block after the scan over the full
+blocks. Its outputs are at most one per emission period, so joining them to the others
+costs nothing next to the carry; masking padded iterations instead (a ``where`` over the
+whole carry at every step, in both passes) made non-divisors ~1.3-1.4x slower to
+differentiate (``benchmarks/remat.md``). The forward result is bit-identical.
 """
 
 import math
@@ -25,8 +27,8 @@ def balanced(count: int, size: int) -> int:
     return math.ceil(count / math.ceil(count / size))
 
 
-def _stack_flat(ys, n_outer: int, size: int, count: int):
-    return jax.tree.map(lambda y: y.reshape((n_outer * size,) + y.shape[2:])[:count], ys)
+def _stack_flat(ys, n_outer: int, size: int):
+    return jax.tree.map(lambda y: y.reshape((n_outer * size,) + y.shape[2:]), ys)
 
 
 def repeat(
@@ -53,29 +55,21 @@ def repeat(
         block_body = checkpoint(body)
         return jax.lax.scan(lambda c, _: block_body(c), carry, length=count)
 
+    def block(c):
+        return repeat(body, c, size, inner_sizes, checkpoint)
+
+    n_full = count // size
+    carry, ys = jax.lax.scan(lambda c, _: checkpoint(block)(c), carry, length=n_full)
+    ys = _stack_flat(ys, n_full, size)
     if not padded:
+        return carry, ys
+    tail = count - n_full * size
 
-        def block(c):
-            return repeat(body, c, size, inner_sizes, checkpoint)
+    def tail_block(c):
+        return repeat(body, c, tail, inner_sizes, checkpoint)
 
-        block = checkpoint(block)
-        carry, ys = jax.lax.scan(lambda c, _: block(c), carry, length=n_blocks)
-        return carry, _stack_flat(ys, n_blocks, size, count)
-
-    def masked(state):
-        c, i = state
-        new, y = body(c)
-        active = i < count
-        new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, c)
-        return (new, i + 1), y
-
-    def block_masked(state):
-        return repeat(masked, state, size, inner_sizes, checkpoint)
-
-    block_masked = checkpoint(block_masked)
-    state = (carry, jnp.zeros((), jnp.int32))
-    (carry, _), ys = jax.lax.scan(lambda s, _: block_masked(s), state, length=n_blocks)
-    return carry, _stack_flat(ys, n_blocks, size, count)
+    carry, ys_tail = checkpoint(tail_block)(carry)
+    return carry, jax.tree.map(lambda a, b: jnp.concatenate([a, b]), ys, ys_tail)
 
 
 def time_loop(step, emit, carry, n_steps: int, every: int, sizes: Sequence[int], checkpoint):

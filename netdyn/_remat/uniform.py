@@ -16,7 +16,7 @@ class Uniform(AbstractRemat):
     $K \approx \sqrt{n \cdot \text{carry} / \text{residual}}$), for one extra forward pass.
 
     A ``block`` that does not divide the number of steps is balanced to near-equal blocks
-    and the last one padded with masked steps (no memory spike, same forward result).
+    and the remainder run as one shorter last block (no memory spike, same forward result).
     Blocks at least as long as the monitors' emission period group whole periods.
     """
 
