@@ -27,8 +27,8 @@ def _candidates(n_steps: int, every: int) -> list[list[AbstractRemat]]:
         [Uniform(k) for k in sorted(uniform)],
         [Nested(cube, cube * cube)],
         [MultiLevel(16)],
+        [MultiLevel(8)],
         [MultiLevel(4)],
-        [MultiLevel(2)],
     ]
 
 
@@ -74,12 +74,12 @@ class Auto(AbstractRemat):
 
     At trace time, candidate strategies are tried in order of increasing recomputation
     (``NoRemat``; ``Uniform`` near the square root of the number of steps or aligned with
-    the monitors' period; ``Nested``; ``MultiLevel`` with decreasing branching); for each,
-    the gradient of the time loop is compiled and XLA's ``memory_analysis()`` gives its
-    temporary memory. The first group with a fitting member is used, its smallest member
-    chosen (the result is cached per loop structure). The figure is that of the
-    time loop's own gradient; a user's loss adds little on top. Raises ``ValueError`` if
-    no candidate fits. ``verbose=True`` prints the choice.
+    the monitors' period; ``Nested``; ``MultiLevel`` with branching 16, 8, 4: branching 2
+    compiles too slowly to try); for each, the gradient of the time loop is compiled and
+    XLA's ``memory_analysis()`` gives its temporary memory. The first group with a fitting
+    member is used, its smallest member chosen (the result is cached per loop structure).
+    The figure is that of the time loop's own gradient; a user's loss adds little on top.
+    Raises ``ValueError`` if no candidate fits. ``verbose=True`` prints the choice.
     """
 
     max_bytes: int = eqx.field(static=True)
