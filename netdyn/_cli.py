@@ -359,8 +359,7 @@ def _fit_command(args) -> int:
         "initial_loss": float(history.loss[0]),
         "initial_fc_r": float(history.metrics["fc_r"][0]),
         "steps": len(history),
-        "best_step": int(np.argmin(np.where(np.isfinite(history.loss), history.loss,
-                                            np.inf))),
+        "best_step": history.best_step(),
         "seconds": elapsed,
         "settings": {k: v for k, v in vars(args).items() if k != "command"},
     }

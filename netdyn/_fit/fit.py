@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from .._custom_types import Key
@@ -128,10 +127,9 @@ def fit(
 
 def _best_row(fitted, history: FitHistory, sel):
     """``fitted`` with the parameters of the history row of lowest finite loss."""
-    loss = np.where(np.isfinite(history.loss) & ~history.skipped, history.loss, np.inf)
-    if not np.isfinite(loss).any():
+    best = history.best_step()
+    if best is None:
         return fitted
-    best = int(np.argmin(loss))
     current = sel.leaf_where(fitted)
     values = tuple(
         jnp.asarray(history.params[name][best], dtype=jnp.result_type(x))

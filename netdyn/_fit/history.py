@@ -69,6 +69,12 @@ class FitHistory(eqx.Module):
     def __len__(self) -> int:
         return int(self.step.shape[0])
 
+    def best_step(self) -> int | None:
+        """Row of the lowest finite loss among the applied steps (``None`` if there is none):
+        with common random numbers, the best parameters the fit evaluated."""
+        loss = np.where(np.isfinite(self.loss) & ~self.skipped, self.loss, np.inf)
+        return int(np.argmin(loss)) if np.isfinite(loss).any() else None
+
     @property
     def n_starts(self) -> int | None:
         """Number of starts (``fit_multistart``), ``None`` for a single fit."""
