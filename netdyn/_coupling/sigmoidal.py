@@ -1,16 +1,16 @@
 """Sigmoidal coupling (sigmoid of the weighted sum), instantaneous and delayed."""
 
 import equinox as eqx
-import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._custom_types import Param
+from .._functions import logistic
 from .._graph._base import Interpolation
 from ._base import AbstractDelayedCoupling, AbstractInstantaneousCoupling
 
 
 def _sigmoid(gx, cmin, cmax, midpoint, a, sigma):
-    return cmin + (cmax - cmin) / (1.0 + jnp.exp(-a * ((gx - midpoint) / sigma)))
+    return cmin + (cmax - cmin) * logistic(a * ((gx - midpoint) / sigma))
 
 
 class Sigmoidal(AbstractInstantaneousCoupling):

@@ -1,10 +1,10 @@
 """Jansen-Rit sigmoidal coupling (sigmoid of y1 - y2 per edge), instantaneous and delayed."""
 
 import equinox as eqx
-import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._custom_types import Param
+from .._functions import logistic
 from .._graph._base import Interpolation
 from ._base import AbstractDelayedCoupling, AbstractInstantaneousCoupling
 
@@ -16,7 +16,7 @@ def _pre(x_j, cmin, cmax, midpoint, r):
             f"y2), got {x_j.shape[0]}."
         )
     v = x_j[0:1] - x_j[1:2]
-    return cmin + (cmax - cmin) / (1.0 + jnp.exp(r * (midpoint - v)))
+    return cmin + (cmax - cmin) * logistic(r * (v - midpoint))
 
 
 class SigmoidalJansenRit(AbstractInstantaneousCoupling):

@@ -6,6 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
+from .._functions import logistic
 from ._base import AbstractDynamics
 
 
@@ -64,7 +65,7 @@ class JansenRit(AbstractDynamics):
     n_coupling_inputs: ClassVar[int] = 1
 
     def _sigmoid(self, v):
-        return 2.0 * self.nu_max / (1.0 + jnp.exp(self.r * (self.v0 - v)))
+        return 2.0 * self.nu_max * logistic(self.r * (v - self.v0))
 
     def vector_field(self, t: Scalar, y: State, c: CouplingInput) -> State:
         y0, y1, y2, y3, y4, y5 = y

@@ -6,6 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
+from .._functions import z_over_one_minus_exp
 from ._base import AbstractDynamics
 
 
@@ -20,7 +21,9 @@ class ReducedWongWang(AbstractDynamics):
     \end{aligned}
     $$
 
-    with ``S`` clipped to ``[0, 1]``. Defaults and units follow TVB's ``ReducedWongWang``
+    with ``S`` clipped to ``[0, 1]``. ``H`` has a removable singularity at $a x = b$
+    ($H \to 1/d$); it is evaluated through a series there, so value and gradient are
+    finite in float32 and float64. Defaults and units follow TVB's ``ReducedWongWang``
     (tvb-library 2.10, as tvboptim): time in ms, ``a`` and ``b`` scaled so that ``H`` is in
     kHz (spikes per ms), hence a dimensionless ``gamma = 0.641`` with ``tau_s = 100`` ms.
     One coupling input ``c``, built from ``S``.
@@ -50,7 +53,9 @@ class ReducedWongWang(AbstractDynamics):
         S = y[0]
         x = self.w * self.J_N * S + self.I_o + self.J_N * c[0]
         u = self.a * x - self.b
-        H = u / (1.0 - jnp.exp(-self.d * u))
+        # H = u / (1 - exp(-d u)) = g(d u) / d, through a form finite at u = 0 (a 0/0
+        # that gives NaN gradients near the operating point in float32).
+        H = z_over_one_minus_exp(self.d * u) / self.d
         dS = -S / self.tau_s + (1.0 - S) * H * self.gamma
         return dS[None]
 
