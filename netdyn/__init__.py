@@ -63,6 +63,7 @@ from ._observation.losses import (
     one_minus_pearson as one_minus_pearson,
     rmse as rmse,
 )
+from ._observation.summary import fc_summary as fc_summary
 from ._remat._base import AbstractRemat as AbstractRemat
 from ._remat.auto import Auto as Auto
 from ._remat.multilevel import MultiLevel as MultiLevel

@@ -22,7 +22,7 @@ from ._dynamics.reduced_wong_wang import ReducedWongWang
 from ._dynamics.sup_hopf import SupHopf
 from ._fit.bounds import Interval, Positive
 from ._fit.errors import FitDivergedError
-from ._fit.fc_loss import FcLoss
+from ._fit.fc_loss import METRICS, FcLoss
 from ._fit.fit import fit
 from ._fit.history import write_text_atomic
 from ._graph.delay import DelayGraph
@@ -58,6 +58,15 @@ fc_r, rmse, gradient norm, seconds, parameters), fc_simulated.csv, checkpoint.eq
 (resumable: rerun with --resume) and fit.png (loss curve, FC matrices, scatter) when
 matplotlib is installed (pip install "netdyn[plot]").
 """
+
+DEFAULT_DURATION = 72_000.0
+DEFAULT_REALISATIONS = 4
+DEFAULT_BURN_IN = 57_600.0
+DEFAULT_HELDOUT_DURATION = 288_000.0
+DEFAULT_HELDOUT_REALISATIONS = 4
+# The held-out noise: a stream of the seed's key that the fit's realisations
+# (fold_in(key, b) for b < --realisations) never use.
+_HELDOUT_STREAM = 2**31 - 1
 
 _MODELS = {
     # model: {parameter that --fit may name: the bounds it is fitted within}
@@ -103,21 +112,31 @@ def _build_parser() -> argparse.ArgumentParser:
     model.add_argument("--sigma", type=float, default=None,
                        help="additive noise amplitude (default: 0.00283 rww, 0.02 hopf)")
     model.add_argument("--dt", type=float, default=1.0, help="time step in ms (default 1)")
-    model.add_argument("--duration", type=float, default=36_000.0,
-                       help="simulated time in ms, a multiple of --tr (default 36000)")
+    model.add_argument("--duration", type=float, default=DEFAULT_DURATION,
+                       help="measured simulated time per realisation in ms, a multiple of "
+                       f"--tr (default {DEFAULT_DURATION:.0f})")
+    model.add_argument("--realisations", type=int, default=DEFAULT_REALISATIONS,
+                       help="independent noise realisations per step, simulated in parallel; "
+                       "the loss compares their mean FC (default "
+                       f"{DEFAULT_REALISATIONS})")
+    model.add_argument("--burn-in", type=float, default=DEFAULT_BURN_IN, dest="burn_in",
+                       help="ms simulated before each measured run, forward only (no "
+                       "gradient), so that the FC is that of stationary dynamics; rounded "
+                       f"up to whole TRs (default {DEFAULT_BURN_IN:.0f})")
     model.add_argument("--tr", type=float, default=720.0,
                        help="BOLD sampling period in ms (default 720, the HCP's)")
-    model.add_argument("--warmup", type=float, default=7_200.0,
-                       help="initial ms of BOLD discarded (default 7200)")
+    model.add_argument("--warmup", type=float, default=0.0,
+                       help="with --burn-in 0: initial ms of BOLD discarded (default 0)")
     opt = p.add_argument_group("fit")
     opt.add_argument("--fit", default="G", metavar="NAMES",
                      help="comma-separated parameters to fit: G (global coupling) and the "
                      "model's parameters (rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega), "
                      "one value per region, or one in all with a ':global' suffix, e.g. "
                      "'G,I_o' or 'G,w:global' (default: G)")
-    opt.add_argument("--loss", choices=("rmse", "1-r"), default="1-r",
-                     help="1 - the Pearson r of the FC upper triangles, or their RMSE "
-                     "(default: 1-r)")
+    opt.add_argument("--loss", choices=METRICS, default="1-r+mean",
+                     help="1-r+mean: 1 - the Pearson r of the FC upper triangles (pattern) "
+                     "plus the absolute difference of their means (level); 1-r: pattern "
+                     "only; rmse: their RMSE (default: 1-r+mean)")
     opt.add_argument("--steps", type=int, default=30, help="optimisation steps (default 30)")
     opt.add_argument("--lr", type=float, default=0.1,
                      help="Adam learning rate on the unconstrained scale at the first step, "
@@ -128,6 +147,15 @@ def _build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--redraw", action="store_true",
                      help="new noise every step (default: one fixed realisation)")
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    held = p.add_argument_group("held-out validation")
+    held.add_argument("--heldout-duration", type=float, default=DEFAULT_HELDOUT_DURATION,
+                      help="measured ms per realisation of the held-out simulation at the "
+                      "fitted parameters, with noise the fit never saw (default "
+                      f"{DEFAULT_HELDOUT_DURATION:.0f})")
+    held.add_argument("--heldout-realisations", type=int,
+                      default=DEFAULT_HELDOUT_REALISATIONS,
+                      help="held-out noise realisations; their FCs are averaged (default "
+                      f"{DEFAULT_HELDOUT_REALISATIONS})")
     out = p.add_argument_group("output")
     out.add_argument("--out", default="netdyn-fit", metavar="DIR",
                      help="results folder (default: ./netdyn-fit)")
@@ -266,41 +294,64 @@ def _adam(lr: float, steps: int) -> optax.GradientTransformation:
     return optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=0.1))
 
 
+def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
+    """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``) and the FC."""
+    simulated = np.asarray(_simulated_fc(loss_fn, model, key))
+    loss, metrics = loss_fn.loss_of_fc(jnp.asarray(simulated))
+    out = {k: float(v) for k, v in metrics.items()}
+    out["loss"] = float(loss)
+    return out, simulated
+
+
 @eqx.filter_jit
-def _evaluate(loss_fn: FcLoss, model, key):
-    loss, metrics = loss_fn(model, key)
-    return loss, metrics, loss_fn.simulated_fc(model, key)
+def _simulated_fc(loss_fn: FcLoss, model, key):
+    return loss_fn.simulated_fc(model, key)
 
 
-def _figure(path: Path, history, target, simulated, title: str) -> bool:
+def _figure(path: Path, history, target, train, heldout, title: str) -> bool:
+    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom)."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return False
-    fig = Figure(figsize=(12, 3.4), layout="constrained")
-    ax = fig.subplots(1, 4)
+    fig = Figure(figsize=(13, 6.6), layout="constrained")
+    ax = fig.subplots(2, 4)
     steps = history.step + 1
-    ax[0].plot(steps, history.loss, color="C0", label="loss")
-    ax[0].set_xlabel("step")
-    ax[0].set_ylabel("loss", color="C0")
+    ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
+    ax[0, 0].set_xlabel("step")
+    ax[0, 0].set_ylabel("loss", color="C0")
     if "fc_r" in history.metrics:
-        twin = ax[0].twinx()
+        twin = ax[0, 0].twinx()
         twin.plot(steps, history.metrics["fc_r"], color="C1")
-        twin.set_ylabel("FC r", color="C1")
-    ax[0].set_title(title)
-    lim = float(np.nanmax(np.abs(np.concatenate([target.ravel(), simulated.ravel()]))))
-    for a, m, name in ((ax[1], target, "empirical FC"), (ax[2], simulated, "simulated FC")):
-        im = a.imshow(m, vmin=-lim, vmax=lim, cmap="RdBu_r")
-        a.set_title(name)
-        a.set_xlabel("region")
-    fig.colorbar(im, ax=ax[2], shrink=0.8)
+        twin.set_ylabel("FC r (fit)", color="C1")
+    ax[0, 0].set_title(title)
     iu = np.triu_indices(target.shape[0], k=1)
-    ax[3].scatter(target[iu], simulated[iu], s=2, alpha=0.4)
-    r = np.corrcoef(target[iu], simulated[iu])[0, 1]
-    ax[3].set_xlabel("empirical FC")
-    ax[3].set_ylabel("simulated FC")
-    ax[3].set_title(f"r = {r:.3f}")
-    fig.savefig(path, dpi=110)
+    im = None
+    rows = ((0, train, "fit noise"), (1, heldout, "held-out noise"))
+    for row, simulated, label in rows:
+        a = ax[row, 1] if row == 1 else ax[0, 1]
+        if row == 0:
+            im = a.imshow(target, vmin=-1, vmax=1, cmap="RdBu_r")
+            a.set_title(f"empirical FC (mean {target[iu].mean():.2f})")
+        else:
+            bins = np.linspace(-0.5, 1.0, 61)
+            a.hist(target[iu], bins=bins, alpha=0.5, label="empirical", density=True)
+            a.hist(simulated[iu], bins=bins, alpha=0.5, label="held-out", density=True)
+            a.axvline(0.9, color="k", lw=0.8, ls=":")
+            a.set_xlabel("FC value (upper triangle)")
+            a.set_title("FC level and saturation")
+            a.legend(fontsize="small")
+        ax[row, 2].imshow(simulated, vmin=-1, vmax=1, cmap="RdBu_r")
+        ax[row, 2].set_title(f"simulated FC, {label} (mean {simulated[iu].mean():.2f})")
+        ax[row, 3].scatter(target[iu], simulated[iu], s=2, alpha=0.4)
+        r = np.corrcoef(target[iu], simulated[iu])[0, 1]
+        ax[row, 3].set_xlabel("empirical FC")
+        ax[row, 3].set_ylabel(f"simulated FC ({label})")
+        sat = np.mean(simulated[iu] > 0.9)
+        ax[row, 3].set_title(f"r = {r:.3f}, {100 * sat:.0f} % of pairs > 0.9")
+    ax[1, 0].axis("off")
+    fig.colorbar(im, ax=ax[:, 2], shrink=0.6)
+    fig.savefig(path, dpi=100)
     return True
 
 
@@ -314,22 +365,33 @@ def _fit_command(args) -> int:
         raise ValueError(f"--steps must be >= 1, got {args.steps}.")
     if not args.lr > 0:
         raise ValueError(f"--lr must be positive, got {args.lr}.")
+    for flag, value in (("--realisations", args.realisations),
+                        ("--heldout-realisations", args.heldout_realisations)):
+        if value < 1:
+            raise ValueError(f"{flag} must be >= 1, got {value}.")
+    if not (math.isfinite(args.burn_in) and args.burn_in >= 0):
+        raise ValueError(f"--burn-in must be a finite number of ms >= 0, got {args.burn_in}.")
     out = Path(args.out)
     weights, lengths, target, name = _load_data(args)
     net, monitor = _network(args, weights, lengths)
     where, bounds, net = _selection(args, net)
     solver = Heun(remat=_remat(args.remat))
     loss_fn = FcLoss(target, solver, monitor, duration=args.duration, dt=args.dt,
-                     metric=args.loss)
+                     metric=args.loss, burn_in=args.burn_in, realisations=args.realisations)
+    heldout_fn = loss_fn.replace(duration=args.heldout_duration,
+                                 realisations=args.heldout_realisations)
     out.mkdir(parents=True, exist_ok=True)
     key = jax.random.key(args.seed)
+    heldout_key = jax.random.fold_in(key, _HELDOUT_STREAM)
     initial = [_value(x) for x in jax.tree.leaves(where(net))]
     if not args.quiet:
         n = weights.shape[0]
         print(
-            f"netdyn fit: {args.model} on {name!r} ({n} regions), {args.duration / 1000:g} s "
-            f"simulated at dt = {args.dt:g} ms, fitting {args.fit} over {args.steps} steps "
-            f"(loss {args.loss}, remat {args.remat}); results in {out}/", flush=True
+            f"netdyn fit: {args.model} on {name!r} ({n} regions); each step: "
+            f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
+            f"{loss_fn.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms); fitting "
+            f"{args.fit} over {args.steps} steps (loss {args.loss}, remat {args.remat}); "
+            f"results in {out}/", flush=True
         )
     start = time.perf_counter()
     try:
@@ -346,16 +408,20 @@ def _fit_command(args) -> int:
         return 1
     elapsed = time.perf_counter() - start
 
-    loss, metrics, simulated = _evaluate(loss_fn, fitted, key)
-    simulated = np.asarray(simulated)
+    train, simulated = _evaluate(loss_fn, fitted, key)
+    if not args.quiet:
+        print(f"netdyn fit: held-out check, {args.heldout_realisations} x "
+              f"{args.heldout_duration / 1000:g} s with new noise ...", flush=True)
+    heldout, simulated_heldout = _evaluate(heldout_fn, fitted, heldout_key)
     fitted_values = [_value(x) for x in jax.tree.leaves(where(fitted))]
     names = list(history.params)
+    iu = np.triu_indices(target.shape[0], k=1)
     report = {
         "parameters": dict(zip(names, fitted_values)),
         "initial": dict(zip(names, initial)),
-        "loss": float(loss),
-        "fc_r": float(metrics["fc_r"]),
-        "rmse": float(metrics["rmse"]),
+        **{k: train[k] for k in ("loss", "fc_r", "rmse", "mean_fc", "saturation")},
+        "heldout": heldout,
+        "empirical_mean_fc": float(target[iu].mean()),
         "initial_loss": float(history.loss[0]),
         "initial_fc_r": float(history.metrics["fc_r"][0]),
         "steps": len(history),
@@ -367,10 +433,12 @@ def _fit_command(args) -> int:
     history.to_csv(out / "history.csv")
     history.to_json(out / "history.json")
     np.savetxt(out / "fc_simulated.csv", simulated, delimiter=",")
+    np.savetxt(out / "fc_heldout.csv", simulated_heldout, delimiter=",")
     plotted = False
     if not args.no_plot:
         title = f"{args.model} on {name}: fit {args.fit}"
-        plotted = _figure(out / "fit.png", history, target, simulated, title)
+        plotted = _figure(out / "fit.png", history, target, simulated, simulated_heldout,
+                          title)
         if not plotted:
             print("netdyn fit: matplotlib is not installed, no figure "
                   "(pip install 'netdyn[plot]').")
@@ -381,8 +449,11 @@ def _fit_command(args) -> int:
     print(
         f"netdyn fit: {summary}; loss {report['initial_loss']:.4g} -> {report['loss']:.4g}, "
         f"FC r {report['initial_fc_r']:.3f} -> {report['fc_r']:.3f} "
-        f"(best of {len(history)} steps: {report['best_step']}; {elapsed:.0f} s). Wrote "
-        f"{out}/params.json, history.csv, history.json, fc_simulated.csv, checkpoint.eqx"
+        f"(best of {len(history)} steps: {report['best_step']}; {elapsed:.0f} s).\n"
+        f"netdyn fit: held-out (new noise): FC r {heldout['fc_r']:.3f}, mean FC "
+        f"{heldout['mean_fc']:.3f} (empirical {report['empirical_mean_fc']:.3f}), "
+        f"{100 * heldout['saturation']:.1f} % of pairs > 0.9. Wrote {out}/params.json, "
+        "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
         + (", fit.png" if plotted else "")
     )
     return 0

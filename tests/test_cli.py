@@ -9,8 +9,10 @@ import pytest
 import netdyn as nd
 from netdyn._cli import main
 
-# A very short simulation: 2.88 s, BOLD every 144 ms, no warm-up (20 samples).
-TINY = ["fit", "--duration", "2880", "--tr", "144", "--warmup", "0", "--quiet"]
+# A very short simulation: a 1.44 s burn-in, then 2 realisations of 2.88 s with BOLD every
+# 144 ms (20 samples each); held-out: one realisation of 4.32 s.
+TINY = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440", "--realisations", "2",
+        "--heldout-duration", "4320", "--heldout-realisations", "1", "--quiet"]
 
 
 def test_help(capsys):
@@ -32,6 +34,8 @@ def test_help(capsys):
         (["--remat", "sometimes"], "--remat 'sometimes'"),
         (["--dataset", "nowhere"], "not an embedded dataset"),
         (["--lr", "-1"], "--lr must be positive"),
+        (["--realisations", "0"], "--realisations must be >= 1"),
+        (["--burn-in", "-5"], "--burn-in must be a finite number of ms >= 0"),
         (["--steps", "two"], "invalid int value"),
         (["--model", "lif"], "invalid choice"),
     ],
@@ -55,7 +59,7 @@ def test_tiny_run_and_resume(tmp_path):
     out = tmp_path / "fit"
     assert main([*TINY, "--steps", "2", "--out", str(out)]) == 0
     for name in ("params.json", "history.csv", "history.json", "fc_simulated.csv",
-                 "checkpoint.eqx"):
+                 "fc_heldout.csv", "checkpoint.eqx"):
         assert (out / name).is_file()
     assert (out / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -67,11 +71,21 @@ def test_tiny_run_and_resume(tmp_path):
     target = nd.datasets.load("hcp").fc
     iu = np.triu_indices(target.shape[0], k=1)
     r = np.corrcoef(simulated[iu], np.asarray(target)[iu])[0, 1]
+    level = simulated[iu].mean() - np.asarray(target)[iu].mean()
     np.testing.assert_allclose(report["fc_r"], r, rtol=1e-8)
-    np.testing.assert_allclose(report["loss"], 1.0 - r, rtol=1e-8)
+    np.testing.assert_allclose(report["mean_fc"], simulated[iu].mean(), rtol=1e-8)
+    np.testing.assert_allclose(report["loss"], 1.0 - r + abs(level), rtol=1e-8)
+    # Held-out: the written held-out FC, from noise the fit did not see.
+    heldout = np.loadtxt(out / "fc_heldout.csv", delimiter=",")
+    assert not np.allclose(heldout, simulated)
+    np.testing.assert_allclose(report["heldout"]["fc_r"],
+                               np.corrcoef(heldout[iu], np.asarray(target)[iu])[0, 1],
+                               rtol=1e-8)
+    np.testing.assert_allclose(report["heldout"]["saturation"], np.mean(heldout[iu] > 0.9))
 
     lines = (out / "history.csv").read_text().splitlines()
-    assert lines[0] == "step,loss,grad_norm,wall_time,skipped,fc_r,rmse,coupling.G"
+    assert lines[0] == ("step,loss,grad_norm,wall_time,skipped,fc_r,mean_fc,rmse,saturation,"
+                        "coupling.G")
     assert len(lines) == 3
     first = json.loads((out / "history.json").read_text())
     assert first["step"] == [0, 1] and first["params"]["coupling.G"][0] == 0.15

@@ -1,8 +1,11 @@
 """A ready-made loss for ``fit``: simulated BOLD FC against an empirical FC."""
 
+import dataclasses
+import math
 from typing import Literal
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
@@ -10,39 +13,74 @@ from jaxtyping import Array, ArrayLike, Float
 from .._custom_types import Key
 from .._monitor._base import AbstractMonitor
 from .._network import Network
+from .._observation._stats import upper_triangle
 from .._observation.fc import fc
-from .._observation.losses import fc_correlation, one_minus_pearson, rmse
+from .._observation.summary import fc_summary
 from .._simulate import simulate
 from .._solver._base import AbstractSolver
 
-Metric = Literal["rmse", "1-r"]
+Metric = Literal["rmse", "1-r", "1-r+mean"]
+METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean")
+
+
+def _frozen(tree):
+    """``tree`` with every inexact array behind ``stop_gradient``: no tape, no tangent."""
+    return jax.tree.map(
+        lambda x: jax.lax.stop_gradient(x) if eqx.is_inexact_array(x) else x, tree
+    )
 
 
 class FcLoss(eqx.Module):
     r"""``loss_fn`` for ``fit``: simulate, take the FC of the monitored signal (usually
     BOLD) and compare it with a target FC.
 
-    ``FcLoss(target, solver, monitor, duration=..., dt=1.0, metric="rmse")(network, key)``
-    simulates ``network`` over ``[0, duration]`` ms with ``solver`` and the one
-    ``monitor`` (e.g. ``nd.Bold(period=720.0, variables="S", warmup=10_000.0)``; its
-    ``warmup`` drops the initial transient), computes $F = \mathrm{FC}$ of its samples
-    and returns ``(loss, {"fc_r": r, "rmse": e})`` with, over the upper triangles
-    ($i < j$),
+    ``FcLoss(target, solver, monitor, duration=..., burn_in=..., realisations=...)(network,
+    key)`` runs, for each of ``realisations`` independent noise realisations,
 
-    $$ e = \sqrt{\operatorname{mean}_{i<j}(F_{ij} - F^{*}_{ij})^2}, \qquad
-       r = \operatorname{corr}_{i<j}(F_{ij}, F^{*}_{ij}), $$
+    1. a **burn-in** of ``burn_in`` ms from the initial state, forward only (its inputs
+       and its final state are behind ``stop_gradient``, so it records no tape and costs
+       no gradient memory), which the monitor also sees (the haemodynamics settle too);
+    2. the measured run of ``duration`` ms, continuing the burn-in exactly (same noise
+       stream: burn-in and run together equal one long simulation), differentiated;
 
-    and ``loss = e`` (``metric="rmse"``) or ``1 - r`` (``metric="1-r"``, insensitive to
-    the FC's overall level).
+    then $F$ = the mean over realisations of the FC of each run's monitor samples, and
+    returns ``(loss, metrics)`` with, over the upper triangles ($i < j$),
 
-    **Arguments**: ``target`` the empirical FC ``[nodes, nodes]`` (square, finite);
-    ``solver`` an ``AbstractSolver`` (its ``remat`` sets the gradient's memory);
-    ``monitor`` an ``AbstractMonitor`` emitting one variable; ``duration`` and ``dt`` in
-    ms (Python numbers; the duration must be a whole number of monitor periods);
-    ``metric``.
+    $$ e = \sqrt{\operatorname{mean}_{i<j}(F_{ij} - F^{*}_{ij})^2}, \quad
+       r = \operatorname{corr}_{i<j}(F_{ij}, F^{*}_{ij}), \quad
+       \Delta = \operatorname{mean}_{i<j} F_{ij} - \operatorname{mean}_{i<j} F^{*}_{ij}, $$
 
-    **Raises**: ``ValueError`` for a target that is not a finite square matrix (at
-    construction) or whose size differs from the network's number of nodes (when called).
+    and ``loss = e`` (``metric="rmse"``), ``1 - r`` (``"1-r"``: the pattern only, blind to
+    the FC's overall level) or $1 - r + |\Delta|$ (``"1-r+mean"``: pattern and level; the
+    two terms are in the same units, correlation). ``metrics`` holds ``fc_r``, ``rmse``,
+    ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$) and ``saturation`` (the fraction of
+    pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
+
+    Why a burn-in: every region starts from the same initial state, and the shared
+    relaxation from it (tens of seconds, haemodynamics included) correlates all regions.
+    A loss that sees it rewards that artefact instead of the model's stationary FC. Why
+    several realisations: an FC estimated from a few minutes of BOLD is noisy; averaging
+    the FC of independent realisations (run in parallel with ``vmap``) gives a stabler
+    estimate at the same simulated time, and on a GPU almost for free.
+
+    **Arguments**:
+
+    - ``target``: the empirical FC ``[nodes, nodes]`` (square, finite).
+    - ``solver``: an ``AbstractSolver`` (its ``remat`` sets the gradient's memory).
+    - ``monitor``: an ``AbstractMonitor`` emitting one variable, e.g. ``nd.Bold(period=720.0,
+      variables="S")``. Its ``warmup`` applies to the burn-in's samples only (which are
+      discarded anyway); every sample of the measured run is used.
+    - ``duration``: measured run in ms, a whole number of monitor periods.
+    - ``dt``: time step in ms.
+    - ``metric``: ``"rmse"``, ``"1-r"`` or ``"1-r+mean"``.
+    - ``burn_in``: ms simulated before the measured run, rounded up to whole monitor
+      periods (``0``: none; the monitor's ``warmup`` then drops initial samples).
+    - ``realisations``: number of independent noise realisations (``>= 1``). With 1 the
+      run uses ``key`` itself; with more, realisation ``b`` uses ``fold_in(key, b)``.
+
+    **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
+    metric, a negative burn-in or ``realisations < 1`` (at construction), or a target whose
+    size differs from the network's number of nodes (when called).
     """
 
     target: Float[Array, "nodes nodes"]
@@ -51,6 +89,8 @@ class FcLoss(eqx.Module):
     duration: float = eqx.field(static=True)
     dt: float = eqx.field(static=True)
     metric: Metric = eqx.field(static=True)
+    burn_in: float = eqx.field(static=True)
+    realisations: int = eqx.field(static=True)
 
     def __init__(
         self,
@@ -60,7 +100,9 @@ class FcLoss(eqx.Module):
         *,
         duration: float,
         dt: float = 1.0,
-        metric: Metric = "rmse",
+        metric: str = "rmse",
+        burn_in: float = 0.0,
+        realisations: int = 1,
     ):
         t = np.asarray(target)
         if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
@@ -74,33 +116,83 @@ class FcLoss(eqx.Module):
             raise ValueError(f"FcLoss solver must be an AbstractSolver, got {solver!r}.")
         if not isinstance(monitor, AbstractMonitor):
             raise ValueError(f"FcLoss monitor must be an AbstractMonitor, got {monitor!r}.")
-        if metric not in ("rmse", "1-r"):
-            raise ValueError(f"FcLoss metric must be 'rmse' or '1-r', got {metric!r}.")
+        if metric not in METRICS:
+            raise ValueError(f"FcLoss metric must be one of {METRICS}, got {metric!r}.")
+        burn_in = float(burn_in)
+        if not (math.isfinite(burn_in) and burn_in >= 0):
+            raise ValueError(f"FcLoss burn_in must be a finite number >= 0 ms, got {burn_in}.")
+        if isinstance(realisations, bool) or int(realisations) != realisations or (
+            realisations < 1
+        ):
+            raise ValueError(f"FcLoss realisations must be an int >= 1, got {realisations!r}.")
         self.target = jnp.asarray(t, dtype=float)
         self.solver = solver
         self.monitor = monitor
         self.duration = float(duration)
         self.dt = float(dt)
         self.metric = metric
+        self.burn_in = burn_in
+        self.realisations = int(realisations)
 
-    def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
-        """The FC of ``network``'s monitored signal (what the loss compares)."""
+    def replace(self, **changes) -> "FcLoss":
+        """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
+        realisations=4)`` for a longer held-out evaluation."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def burn_in_simulated(self) -> float:
+        """The burn-in actually simulated (ms): ``burn_in`` rounded up to whole periods."""
+        period = self.monitor.period if self.monitor.period is not None else self.dt
+        return math.ceil(self.burn_in / period - 1e-9) * period
+
+    def _check(self, network: Network):
         n = network.graph.n_nodes
         if self.target.shape != (n, n):
             raise ValueError(
                 f"FcLoss target FC has shape {self.target.shape}, but the network has {n} "
                 f"nodes (expected ({n}, {n}))."
             )
-        sol = simulate(network, self.solver, t0=0.0, t1=self.duration, dt=self.dt,
-                       monitors={"signal": self.monitor}, key=key)
-        return fc(sol["signal"])
+
+    def signal(self, network: Network, key: Key | None) -> Float[Array, "time nodes"]:
+        """The monitored signal of one realisation's measured run (after the burn-in),
+        ``[samples, nodes]``, with noise ``key``."""
+        monitors = {"signal": self.monitor}
+        t0, history = 0.0, None
+        burn_in = self.burn_in_simulated
+        if burn_in > 0:
+            warm = simulate(_frozen(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
+                            monitors=monitors, key=key)
+            t0, history = burn_in, _frozen(warm.final)
+        sol = simulate(network, self.solver, t0=t0, t1=t0 + self.duration, dt=self.dt,
+                       monitors=monitors, key=key, history=history)
+        x = sol["signal"]
+        return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
+
+    def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
+        """The FC the loss compares: the mean over realisations of each run's FC."""
+        self._check(network)
+        if key is None or self.realisations == 1:
+            return fc(self.signal(network, key))
+        keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))
+        return jnp.mean(jax.vmap(lambda k: fc(self.signal(network, k)))(keys), axis=0)
 
     def __call__(
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
-        """``(loss, {"fc_r": r, "rmse": e})`` for ``network`` and noise ``key``."""
-        f = self.simulated_fc(network, key)
-        e = rmse(f, self.target)
-        r = fc_correlation(f, self.target)
-        loss = e if self.metric == "rmse" else one_minus_pearson(f, self.target)
-        return loss, {"fc_r": r, "rmse": e}
+        """``(loss, metrics)`` for ``network`` and noise ``key``."""
+        return self.loss_of_fc(self.simulated_fc(network, key))
+
+    def loss_of_fc(
+        self, f: Float[Array, "nodes nodes"]
+    ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
+        """``(loss, metrics)`` of a simulated FC ``f`` against the target."""
+        metrics = fc_summary(f, self.target)
+        if self.metric == "rmse":
+            loss = metrics["rmse"]
+        elif self.metric == "1-r":
+            loss = 1.0 - metrics["fc_r"]
+        else:
+            level = jnp.mean(upper_triangle(self.target, k=1))
+            loss = 1.0 - metrics["fc_r"] + jnp.abs(metrics["mean_fc"] - level)
+        return loss, metrics
+
