@@ -28,3 +28,18 @@ ALL_COUPLINGS = [
 make each term matter for states of order 1. Every coupling maps ``k`` coupled variables to
 ``k`` coupling inputs, except the Jansen-Rit ones, which need exactly 2 coupled variables
 ``(y1, y2)`` and give 1 input."""
+
+ALL_REMATS = [
+    ("NoRemat", lambda unroll: nd.NoRemat(unroll=unroll)),
+    ("Uniform(7)", lambda unroll: nd.Uniform(7, unroll=unroll)),
+    ("Uniform(250)", lambda unroll: nd.Uniform(250, unroll=unroll)),
+    ("Nested(5,25,200)", lambda unroll: nd.Nested(5, 25, 200, unroll=unroll)),
+    ("MultiLevel(3)", lambda unroll: nd.MultiLevel(3, unroll=unroll)),
+    ("Policy(coupling)", lambda unroll: nd.Policy(("coupling",), unroll=unroll)),
+    ("Policy(state,history,monitor)",
+     lambda unroll: nd.Policy(("state", "history", "monitor"), block=30, unroll=unroll)),
+    ("Auto", lambda unroll: nd.Auto(max_bytes=10**9, unroll=unroll)),
+]
+"""``(name, make)`` for every remat strategy, ``make(unroll)`` building it with that
+``unroll`` (keyword-only on every strategy): block sizes that divide neither a monitor
+period nor the run, and nested levels, so that unrolled scans meet remainders."""

@@ -1,10 +1,13 @@
 """Remat strategies: same forward result, same gradient, real memory savings."""
 
+import functools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import ALL_REMATS
 
 import netdyn as nd
 
@@ -159,3 +162,89 @@ def test_auto_respects_budget():
 def test_bad_strategy_arguments(make):
     with pytest.raises((ValueError, TypeError)):
         make()
+
+
+# --------------------------------------------------------------------------- unroll
+
+# Loop shapes for ``unroll``: monitors every 50 and 100 steps (periods not divisible by 3
+# or 8); a sample every step (the period-level scan is the one unrolled) over 203 steps
+# (not divisible by 3 or 8); a 7-step period (shorter than unroll=8) over 203 steps.
+UNROLL_CASES = {
+    "periods-50-100": (T1, MONITORS),
+    "every-step": (203.0, {"raw": nd.Raw()}),
+    "period-7": (203.0, {"tavg": nd.TemporalAverage(period=7.0)}),
+}
+# Every strategy in the first case; no remat, short blocks and nested levels in the others.
+UNROLL_PARAMS = [
+    pytest.param(make, case, id=f"{name}-{case}")
+    for case in UNROLL_CASES
+    for name, make in ALL_REMATS
+    if case == "periods-50-100" or name in ("NoRemat", "Uniform(7)", "MultiLevel(3)")
+]
+
+
+def _run_case(remat, case):
+    t1, monitors = UNROLL_CASES[case]
+    return nd.simulate(_network(), nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
+                       monitors=monitors, key=jax.random.key(11))
+
+
+@functools.cache
+def _unroll_reference(case):
+    return jax.tree.map(np.asarray, _run_case(nd.NoRemat(unroll=1), case))
+
+
+@pytest.mark.parametrize("unroll", [3, 8])
+@pytest.mark.parametrize("make, case", UNROLL_PARAMS)
+def test_unroll_forward_is_bit_identical(make, case, unroll):
+    # Every strategy with unroll=1 is bit-identical to NoRemat (above), so comparing with
+    # NoRemat(unroll=1) compares with the same strategy at unroll=1.
+    ref = _unroll_reference(case)
+    other = _run_case(make(unroll), case)
+    assert jax.tree.structure(ref) == jax.tree.structure(other)
+    for a, b in zip(jax.tree.leaves(ref), jax.tree.leaves(other)):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [pytest.param(n, m, id=n) for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
+)
+def test_unroll_gradient_equals_unroll_1(name, make, reference):
+    params = jnp.array([0.6, 0.32])
+    one = reference[1] if name == "NoRemat" else jax.jit(
+        jax.grad(lambda p: _loss(p, make(1))))(params)
+    unrolled = jax.jit(jax.grad(lambda p: _loss(p, make(8))))(params)
+    np.testing.assert_allclose(unrolled, one, rtol=1e-12, atol=0)
+
+
+def test_unroll_default_is_resolved_per_backend(monkeypatch):
+    from netdyn._remat._schedule import CPU_UNROLL, GPU_UNROLL, resolve_unroll
+
+    assert all(make(None).unroll is None for _, make in ALL_REMATS)
+    assert nd.Uniform(7).unroll is None and nd.Nested(5, 25).unroll is None
+    assert resolve_unroll(5) == 5
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    assert resolve_unroll(None) == CPU_UNROLL
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert resolve_unroll(None) == GPU_UNROLL
+
+
+def test_auto_hands_unroll_to_its_candidates():
+    from netdyn._remat.auto import _candidates
+
+    for group in _candidates(600, 50, 3):
+        assert all(s.unroll == 3 for s in group)
+
+
+@pytest.mark.parametrize("value", [0, -2, True, 2.5, "8"], ids=repr)
+@pytest.mark.parametrize("name, make", [pytest.param(n, m, id=n) for n, m in ALL_REMATS])
+def test_bad_unroll(name, make, value):
+    if isinstance(value, int):
+        with pytest.raises(ValueError, match=f"{name.split('(')[0]} unroll must be"):
+            make(value)
+    else:
+        # Not an int: the runtime type check of the test suite (jaxtyping + beartype)
+        # stops it first; without it, the same ValueError.
+        with pytest.raises((ValueError, TypeError), match="unroll"):
+            make(value)

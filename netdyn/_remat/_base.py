@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 
 import equinox as eqx
 
+from ._policies import check_unroll
+
 Carry = TypeVar("Carry")
 Sample = Any
 
@@ -15,7 +17,38 @@ class AbstractRemat(eqx.Module):
 
     A strategy turns a one-step function into the whole time loop. It never changes the
     forward result, only what is kept in memory for reverse-mode differentiation.
+
+    Every strategy has a keyword-only ``unroll`` field: the number of steps run per
+    iteration of the innermost loop over steps (inside checkpointed blocks too, and in
+    both passes of reverse mode), e.g. ``nd.Uniform(1000, unroll=8)`` or
+    ``nd.Heun(remat=nd.NoRemat(unroll=8))``. Unrolling amortises the loop's per-iteration
+    overhead over several steps, for a larger program (compile time grows about linearly
+    with ``unroll``). It never changes the result: the copies of the step are kept apart
+    by optimization barriers, so forward samples are bit-identical to ``unroll=1`` and
+    gradients equal to rounding. An integer >= 1, or ``None`` (the default), resolved at
+    trace time from ``jax.default_backend()``:
+
+    - CPU (and any backend but GPU): 1. On the reference workload (84 regions, delays, noise, BOLD;
+      ``benchmarks/unroll.md``) the loop overhead is small next to a step: ``unroll=2``
+      made the forward run ~0.8x as long, but ``unroll >= 4`` made it 1.2-1.4x as long,
+      every ``unroll > 1`` made the ``Uniform(1000)`` gradient 1.5-2.1x slower, and
+      ``unroll=16`` compiled 7-17x longer. ``NoRemat(unroll=2)`` may pay for
+      forward-only sweeps.
+    - GPU: 8, **not measured here**: chosen because an XLA while-loop iteration costs
+      about 8 µs on an H100 against 1-4 µs for a delayed 84-node step, and unrolling
+      (``lax.scan(unroll=10)``) brings the per-iteration cost of a trivial body to
+      0.83 µs. Pass ``unroll=1`` to compile faster.
+
+    ``unroll`` lives on the strategy, not on the solver: the strategy owns the shape of
+    the time loop (its scans and checkpointed blocks), the solver one step. Every
+    strategy takes it the same way, so ``loop``'s interface is unchanged, and ``Auto``
+    hands it on to the strategy it chooses.
     """
+
+    unroll: eqx.AbstractVar[int | None]
+
+    def __check_init__(self):
+        check_unroll(f"{type(self).__name__} unroll", self.unroll)
 
     @abc.abstractmethod
     def loop(

@@ -32,3 +32,17 @@ def check_block(name: str, value) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}.")
     return value
+
+
+def check_unroll(name: str, value) -> int | None:
+    """Trace-time check of an ``unroll``: a positive integer, or ``None`` (the default)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"{name} must be an integer number of steps per loop iteration (or None for "
+            f"the default), got {value!r}."
+        )
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}.")
+    return value

@@ -11,6 +11,11 @@ blocks. Its outputs are at most one per emission period, so joining them to the 
 costs nothing next to the carry; masking padded iterations instead (a ``where`` over the
 whole carry at every step, in both passes) made non-divisors ~1.3-1.4x slower to
 differentiate (``benchmarks/remat.md``). The forward result is bit-identical.
+
+``unroll`` copies the body of the innermost scans (the ones with no loop inside) that many
+times per iteration of their while loop, amortising the loop's per-iteration overhead over
+several steps (``_scan``: copies separated by optimization barriers, so that the forward
+result is bit-identical to ``unroll=1``). Reverse mode unrolls the transposed scans alike.
 """
 
 import math
@@ -20,11 +25,57 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+# Default ``unroll`` (steps per iteration of the innermost loop), per backend: see
+# ``AbstractRemat`` and ``benchmarks/unroll.md``.
+CPU_UNROLL = 1
+GPU_UNROLL = 8
+
+
+def resolve_unroll(unroll: int | None) -> int:
+    """``unroll``, or the default of the backend being traced for when it is ``None``.
+
+    Called at trace time (inside ``loop``), never at import, so that the backend is the one
+    the computation is compiled for (``jax.default_backend()``).
+    """
+    if unroll is not None:
+        return unroll
+    return GPU_UNROLL if jax.default_backend() == "gpu" else CPU_UNROLL
+
 
 def balanced(count: int, size: int) -> int:
     """The block size closest to ``size`` that splits ``count`` into near-equal blocks."""
     size = max(1, min(size, count))
     return math.ceil(count / math.ceil(count / size))
+
+
+def _scan(body, carry, count: int, unroll: int):
+    """``count`` iterations of ``body``, ``unroll`` of them per iteration of the loop.
+
+    Not ``lax.scan(unroll=...)``: XLA fuses operations of consecutive copies of the body
+    with each other, which changes the rounding (float64 BOLD of the reference workload
+    moved by ~4e-15 at ``unroll=2``). An ``optimization_barrier`` on the carry between
+    copies keeps every copy fused like the rolled body, so the result is bit-identical to
+    ``unroll=1``. The ``count % unroll`` remaining iterations run rolled (one more copy of
+    the body in the program, not ``unroll - 1``).
+    """
+    unroll = min(unroll, count)
+    n_outer, rest = divmod(count, unroll)
+    if unroll == 1:
+        return jax.lax.scan(lambda c, _: body(c), carry, length=count)
+
+    def unrolled(c, _):
+        ys = []
+        for _ in range(unroll):
+            c, y = body(jax.lax.optimization_barrier(c))
+            ys.append(y)
+        return c, jax.tree.map(lambda *y: jnp.stack(y), *ys)
+
+    carry, ys = jax.lax.scan(unrolled, carry, length=n_outer)
+    ys = _stack_flat(ys, n_outer, unroll)
+    if not rest:
+        return carry, ys
+    carry, ys_rest = jax.lax.scan(lambda c, _: body(c), carry, length=rest)
+    return carry, jax.tree.map(lambda a, b: jnp.concatenate([a, b]), ys, ys_rest)
 
 
 def _stack_flat(ys, n_outer: int, size: int):
@@ -37,26 +88,27 @@ def repeat(
     count: int,
     sizes: Sequence[int],
     checkpoint: Callable[[Callable], Callable],
+    unroll: int = 1,
 ):
     """Run ``body`` ``count`` times, stacking its outputs; checkpoint nested blocks.
 
     ``sizes`` are block sizes in iterations of ``body``, ascending; the largest is the
     outermost level. ``checkpoint`` wraps a block function (``jax.checkpoint`` with the
-    strategy's policy).
+    strategy's policy). ``unroll`` applies to the innermost scans over ``body`` (those of
+    the smallest blocks); the scans over blocks run one block per iteration.
     """
     sizes = [s for s in sizes if s < count]
     if not sizes:
-        return jax.lax.scan(lambda c, _: body(c), carry, length=count)
+        return _scan(body, carry, count, unroll)
     size = balanced(count, sizes[-1])
     inner_sizes = sizes[:-1]
     n_blocks = math.ceil(count / size)
     padded = n_blocks * size != count
     if size == 1:
-        block_body = checkpoint(body)
-        return jax.lax.scan(lambda c, _: block_body(c), carry, length=count)
+        return _scan(checkpoint(body), carry, count, unroll)
 
     def block(c):
-        return repeat(body, c, size, inner_sizes, checkpoint)
+        return repeat(body, c, size, inner_sizes, checkpoint, unroll)
 
     n_full = count // size
     carry, ys = jax.lax.scan(lambda c, _: checkpoint(block)(c), carry, length=n_full)
@@ -66,17 +118,32 @@ def repeat(
     tail = count - n_full * size
 
     def tail_block(c):
-        return repeat(body, c, tail, inner_sizes, checkpoint)
+        return repeat(body, c, tail, inner_sizes, checkpoint, unroll)
 
     carry, ys_tail = checkpoint(tail_block)(carry)
     return carry, jax.tree.map(lambda a, b: jnp.concatenate([a, b]), ys, ys_tail)
 
 
-def time_loop(step, emit, carry, n_steps: int, every: int, sizes: Sequence[int], checkpoint):
+def time_loop(
+    step,
+    emit,
+    carry,
+    n_steps: int,
+    every: int,
+    sizes: Sequence[int],
+    checkpoint,
+    unroll: int = 1,
+):
     """The simulation loop with checkpointed blocks of ``sizes`` steps (ascending).
 
     Sizes below ``every`` split the steps of a period; the others are rounded to whole
     periods and group periods.
+
+    ``unroll`` steps run per iteration of the innermost scan over steps. When a period is
+    shorter than ``unroll`` (e.g. a monitor sampling every step), the scan over the steps of
+    a period is unrolled entirely and the innermost scan over periods is unrolled
+    ``unroll // every`` times instead, so that every loop iteration still runs about
+    ``unroll`` steps.
     """
     step_sizes = sorted(s for s in sizes if s < every)
     period_sizes = sorted({max(1, round(s / every)) for s in sizes if s >= every})
@@ -85,7 +152,9 @@ def time_loop(step, emit, carry, n_steps: int, every: int, sizes: Sequence[int],
         return step(c), None
 
     def period_body(c):
-        c, _ = repeat(step_body, c, every, step_sizes, checkpoint)
+        c, _ = repeat(step_body, c, every, step_sizes, checkpoint, unroll)
         return emit(c)
 
-    return repeat(period_body, carry, n_steps // every, period_sizes, checkpoint)
+    return repeat(
+        period_body, carry, n_steps // every, period_sizes, checkpoint, max(1, unroll // every)
+    )

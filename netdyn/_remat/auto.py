@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ._base import AbstractRemat
+from ._schedule import resolve_unroll
 from .multilevel import MultiLevel
 from .nested import Nested
 from .no_remat import NoRemat
@@ -16,19 +17,19 @@ from .uniform import Uniform
 _CHOICES: dict[str, tuple[AbstractRemat, int]] = {}
 
 
-def _candidates(n_steps: int, every: int) -> list[list[AbstractRemat]]:
-    """Groups of strategies of equal recomputation, in increasing order."""
+def _candidates(n_steps: int, every: int, unroll: int) -> list[list[AbstractRemat]]:
+    """Groups of strategies of equal recomputation, in increasing order, with ``unroll``."""
     root = max(1, math.isqrt(n_steps))
     periods = n_steps // every
     uniform = {root, every, every * max(1, round(math.sqrt(periods)))}
     cube = max(2, round(n_steps ** (1 / 3)))
     return [
-        [NoRemat()],
-        [Uniform(k) for k in sorted(uniform)],
-        [Nested(cube, cube * cube)],
-        [MultiLevel(16)],
-        [MultiLevel(8)],
-        [MultiLevel(4)],
+        [NoRemat(unroll=unroll)],
+        [Uniform(k, unroll=unroll) for k in sorted(uniform)],
+        [Nested(cube, cube * cube, unroll=unroll)],
+        [MultiLevel(16, unroll=unroll)],
+        [MultiLevel(8, unroll=unroll)],
+        [MultiLevel(4, unroll=unroll)],
     ]
 
 
@@ -80,10 +81,14 @@ class Auto(AbstractRemat):
     member is used, its smallest member chosen (the result is cached per loop structure).
     The figure is that of the time loop's own gradient; a user's loss adds little on top.
     Raises ``ValueError`` if no candidate fits. ``verbose=True`` prints the choice.
+    ``unroll`` (steps per iteration of the innermost loop, see ``AbstractRemat``) is
+    resolved at trace time and given to every candidate, so the memory measured is that of
+    the loop that runs.
     """
 
     max_bytes: int = eqx.field(static=True)
     verbose: bool = eqx.field(default=False, static=True)
+    unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
         if not self.max_bytes > 0:
@@ -96,10 +101,12 @@ class Auto(AbstractRemat):
         values = list(step_consts) + list(emit_consts)
         signature = str(jax.make_jaxpr(conv_step)(carry, *step_consts))
         signature += str(jax.make_jaxpr(conv_emit)(carry, *emit_consts))
-        key = hashlib.sha1(f"{signature}{n_steps}{every}{self.max_bytes}".encode()).hexdigest()
+        unroll = resolve_unroll(self.unroll)
+        key = f"{signature}{n_steps}|{every}|{self.max_bytes}|{unroll}"
+        key = hashlib.sha1(key.encode()).hexdigest()
         if key not in _CHOICES:
             tried = []
-            for group in _candidates(n_steps, every):
+            for group in _candidates(n_steps, every, unroll):
                 sizes = [
                     (_temp_bytes(s, conv_step, conv_emit, len(step_consts), carry, values,
                                  n_steps, every), i, s)

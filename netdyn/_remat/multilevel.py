@@ -4,7 +4,7 @@ import equinox as eqx
 
 from ._base import AbstractRemat
 from ._policies import check_block, checkpointer
-from ._schedule import time_loop
+from ._schedule import resolve_unroll, time_loop
 
 
 def level_sizes(n_steps: int, branch: int) -> tuple[int, ...]:
@@ -23,10 +23,12 @@ class MultiLevel(AbstractRemat):
     2000, *Revolve*) built from scans: with $L = \lceil \log_b n \rceil$ levels the
     backward pass holds about $b$ carries per level, i.e. $O(b \log_b n)$ memory, and
     recomputes each step at most $L$ times. Memory grows like $\log n$: a one-hour run
-    needs only a few more carries than a one-minute run.
+    needs only a few more carries than a one-minute run. ``unroll``: steps per iteration
+    of the innermost loop (see ``AbstractRemat``).
     """
 
     branch: int = eqx.field(default=16, static=True)
+    unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
         check_block("MultiLevel branch", self.branch)
@@ -35,5 +37,6 @@ class MultiLevel(AbstractRemat):
 
     def loop(self, step, emit, carry, n_steps, every):
         sizes = level_sizes(n_steps, self.branch)
-        return time_loop(step, emit, carry, n_steps, every, sizes, checkpointer())
+        return time_loop(step, emit, carry, n_steps, every, sizes, checkpointer(),
+                         resolve_unroll(self.unroll))
 

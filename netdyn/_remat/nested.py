@@ -4,7 +4,7 @@ import equinox as eqx
 
 from ._base import AbstractRemat
 from ._policies import check_block, checkpointer
-from ._schedule import time_loop
+from ._schedule import resolve_unroll, time_loop
 
 
 class Nested(AbstractRemat):
@@ -13,14 +13,18 @@ class Nested(AbstractRemat):
 
     Memory about $n/K_2 + K_2/K_1$ carries plus $K_1$ steps of residuals, for two extra
     forward passes. More levels: ``Nested(K1, K2, K3, ...)``, ascending or not.
+    ``unroll`` (keyword): steps per iteration of the innermost loop (see ``AbstractRemat``).
     """
 
     blocks: tuple[int, ...] = eqx.field(static=True)
+    unroll: int | None = eqx.field(default=None, static=True)
 
-    def __init__(self, *blocks: int):
+    def __init__(self, *blocks: int, unroll: int | None = None):
         if not blocks:
             raise ValueError("Nested needs at least one block size, e.g. Nested(50, 1200).")
         self.blocks = tuple(sorted(check_block("Nested block", b) for b in blocks))
+        self.unroll = unroll
 
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, self.blocks, checkpointer())
+        return time_loop(step, emit, carry, n_steps, every, self.blocks, checkpointer(),
+                         resolve_unroll(self.unroll))

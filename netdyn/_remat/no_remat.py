@@ -1,7 +1,9 @@
 """No checkpointing."""
 
+import equinox as eqx
+
 from ._base import AbstractRemat
-from ._schedule import time_loop
+from ._schedule import resolve_unroll, time_loop
 
 
 class NoRemat(AbstractRemat):
@@ -9,7 +11,11 @@ class NoRemat(AbstractRemat):
 
     The loop is a scan over emission periods around a scan over the steps of a period,
     so only emitted samples are stacked. Memory grows linearly with the number of steps.
+    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
     """
 
+    unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, (), lambda f: f)
+        return time_loop(step, emit, carry, n_steps, every, (), lambda f: f,
+                         resolve_unroll(self.unroll))

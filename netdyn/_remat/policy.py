@@ -6,7 +6,7 @@ import equinox as eqx
 
 from ._base import AbstractRemat
 from ._policies import check_block, checkpointer
-from ._schedule import time_loop
+from ._schedule import resolve_unroll, time_loop
 
 NAMES = ("state", "history", "coupling", "monitor")
 
@@ -24,12 +24,14 @@ class Policy(AbstractRemat):
     buffer every step (memory-hungry: shown for completeness).
 
     With ``offload=True`` (accelerators) the named values are moved to pinned host memory
-    (``jax.checkpoint_policies.save_and_offload_only_these_names``).
+    (``jax.checkpoint_policies.save_and_offload_only_these_names``). ``unroll``: steps per
+    iteration of the innermost loop (see ``AbstractRemat``).
     """
 
     names: tuple[str, ...] = eqx.field(static=True)
     block: int | None = eqx.field(default=None, static=True)
     offload: bool = eqx.field(default=False, static=True)
+    unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
         if isinstance(self.names, str):
@@ -43,4 +45,5 @@ class Policy(AbstractRemat):
     def loop(self, step, emit, carry, n_steps, every):
         block = self.block if self.block is not None else max(1, math.isqrt(n_steps))
         wrap = checkpointer(tuple(self.names), self.offload)
-        return time_loop(step, emit, carry, n_steps, every, (block,), wrap)
+        return time_loop(step, emit, carry, n_steps, every, (block,), wrap,
+                         resolve_unroll(self.unroll))

@@ -4,7 +4,7 @@ import equinox as eqx
 
 from ._base import AbstractRemat
 from ._policies import check_block, checkpointer
-from ._schedule import time_loop
+from ._schedule import resolve_unroll, time_loop
 
 
 class Uniform(AbstractRemat):
@@ -18,12 +18,15 @@ class Uniform(AbstractRemat):
     A ``block`` that does not divide the number of steps is balanced to near-equal blocks
     and the remainder run as one shorter last block (no memory spike, same forward result).
     Blocks at least as long as the monitors' emission period group whole periods.
+    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
     """
 
     block: int = eqx.field(static=True)
+    unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
         check_block("Uniform block", self.block)
 
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, (self.block,), checkpointer())
+        return time_loop(step, emit, carry, n_steps, every, (self.block,), checkpointer(),
+                         resolve_unroll(self.unroll))

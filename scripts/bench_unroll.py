@@ -1,0 +1,245 @@
+"""Unrolling the time loop: forward and gradient time of the reference workload per ``unroll``.
+
+The reference workload of ``scripts/bench_forward.py`` and ``scripts/bench_remat.py``:
+Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = 0.641, initial S = 0.3) on an 84-region
+connectome (tvboptim's ``dk_average`` when importable, else ``bench_forward``'s seeded
+random 84-node graph; weights / max, delays = tract length / 4 mm/ms), delayed linear
+coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, the
+hemodynamic-response-kernel BOLD ``nd.HrfBold(period=1000, interim=dt)`` computed in the
+loop. ``--seconds`` of model time (default 10 s).
+
+For every dtype and every ``unroll`` it compiles (AOT, trace + XLA compile timed) the
+forward run ``G -> BOLD`` under ``nd.NoRemat(unroll=u)`` and the gradient
+``jax.value_and_grad`` of ``mean(BOLD**2)`` with respect to G under
+``nd.Uniform(1000, unroll=u)``, then times all of them in one process, calls interleaved
+in random order, best of ``--repeats``, and writes ``benchmarks/unroll.md`` with the times
+as ratios to ``unroll=1`` of the same dtype (shared machines are noisy: compare ratios
+from one run). It also checks that the BOLD of every ``unroll`` is bit-identical to that of
+``unroll=1`` and reports the gradient's relative difference::
+
+    python scripts/bench_unroll.py                  # 10 s, float64 and float32, unroll 1-16
+    python scripts/bench_unroll.py --repeats 3 --unrolls 1 8
+"""
+
+import argparse
+import os
+import random
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from bench_forward import (  # noqa: E402
+    DT,
+    GAMMA,
+    SIGMA,
+    SPEED,
+    G,
+    load_connectome,
+    machine_info,
+)
+
+import netdyn as nd  # noqa: E402
+from netdyn._remat._schedule import CPU_UNROLL, GPU_UNROLL  # noqa: E402
+
+PERIOD = 1000.0  # BOLD TR (ms)
+BLOCK = 1000  # Uniform block of the gradient (steps)
+DATE = "2026-11-23"
+
+
+def bold_fn(w, lengths, dtype, seconds, remat):
+    """``bold(G)``: the BOLD samples of the reference workload under ``remat``."""
+    graph = nd.DelayGraph(
+        weights=jnp.asarray(w / w.max(), dtype), delays=jnp.asarray(lengths / SPEED, dtype)
+    )
+    y0 = jnp.full((1, graph.n_nodes), 0.3, dtype)
+
+    def bold(G):
+        net = nd.Network(
+            dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
+            coupling=nd.DelayedLinear(G=G),
+            graph=graph,
+            noise=nd.AdditiveNoise(sigma=SIGMA),
+        )
+        sol = nd.simulate(
+            net,
+            nd.Heun(remat=remat),
+            t0=0.0,
+            t1=seconds * 1000.0,
+            dt=DT,
+            monitors={"bold": nd.HrfBold(period=PERIOD, interim=DT)},
+            key=jax.random.key(0),
+            history=y0,
+        )
+        return sol["bold"]
+
+    return bold
+
+
+def compile_timed(f, *args):
+    t = time.perf_counter()
+    compiled = jax.jit(f).lower(*args).compile()
+    return compiled, time.perf_counter() - t
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="model time (s)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    parser.add_argument("--unrolls", nargs="+", type=int, default=[1, 2, 4, 8, 16])
+    parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "unroll.md"))
+    args = parser.parse_args()
+    if 1 not in args.unrolls:
+        parser.error("--unrolls must include 1 (the reference of the ratios)")
+
+    info = machine_info()
+    info["date"] = DATE
+    w, lengths, source = load_connectome()
+    n_steps = round(args.seconds * 1000.0 / DT)
+
+    cases, compile_s, temp_mb, outputs = {}, {}, {}, {}
+    for dtype_name in args.dtypes:
+        dtype = jnp.dtype(dtype_name)
+        G0 = jnp.asarray(G, dtype)
+        for u in args.unrolls:
+            fwd = bold_fn(w, lengths, dtype, args.seconds, nd.NoRemat(unroll=u))
+            bold = bold_fn(w, lengths, dtype, args.seconds, nd.Uniform(BLOCK, unroll=u))
+
+            def loss(G, bold=bold):
+                return jnp.mean(bold(G) ** 2)
+
+            f, tf = compile_timed(fwd, G0)
+            g, tg = compile_timed(jax.value_and_grad(loss), G0)
+            cases[(dtype_name, "forward", u)] = (f, G0)
+            cases[(dtype_name, "gradient", u)] = (g, G0)
+            compile_s[(dtype_name, u)] = (tf, tg)
+            temp_mb[(dtype_name, u)] = g.memory_analysis().temp_size_in_bytes / 1e6
+            outputs[(dtype_name, u)] = (np.asarray(f(G0)), np.asarray(g(G0)[1]))
+            print(f"[{dtype_name}] unroll={u}: compiled forward {tf:.2f} s, "
+                  f"gradient {tg:.2f} s", flush=True)
+
+    times = {name: [] for name in cases}
+    for r in range(args.repeats):
+        for name in random.sample(list(cases), len(cases)):
+            f, G0 = cases[name]
+            t = time.perf_counter()
+            jax.block_until_ready(f(G0))
+            times[name].append(time.perf_counter() - t)
+        print(f"round {r + 1}/{args.repeats} ({time.strftime('%H:%M:%S')})", flush=True)
+    best = {name: min(ts) for name, ts in times.items()}
+    median = {name: float(np.median(ts)) for name, ts in times.items()}
+
+    rows = []
+    for dtype_name in args.dtypes:
+        ref_bold, ref_grad = outputs[(dtype_name, 1)]
+        f1, g1 = best[(dtype_name, "forward", 1)], best[(dtype_name, "gradient", 1)]
+        for u in args.unrolls:
+            f, g = best[(dtype_name, "forward", u)], best[(dtype_name, "gradient", u)]
+            bold, grad = outputs[(dtype_name, u)]
+            rows.append({
+                "dtype": dtype_name,
+                "unroll": u,
+                "fwd_us": f / n_steps * 1e6,
+                "fwd_med_us": median[(dtype_name, "forward", u)] / n_steps * 1e6,
+                "fwd_ratio": f / f1,
+                "grad_s": g,
+                "grad_med_s": median[(dtype_name, "gradient", u)],
+                "grad_ratio": g / g1,
+                "compile_fwd": compile_s[(dtype_name, u)][0],
+                "compile_grad": compile_s[(dtype_name, u)][1],
+                "temp_mb": temp_mb[(dtype_name, u)],
+                "identical": bool(np.array_equal(bold, ref_bold)),
+                "grad_rel": float(abs(grad - ref_grad) / abs(ref_grad)),
+            })
+            print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in rows[-1].items()), flush=True)
+    write_report(args, info, source, n_steps, rows)
+
+
+def write_report(args, info, source, n_steps, rows):
+    cmd = "python scripts/bench_unroll.py"
+    if args.seconds != 10.0:
+        cmd += f" --seconds {args.seconds:g}"
+    if args.repeats != 5:
+        cmd += f" --repeats {args.repeats}"
+    out = ["# Unrolling the time loop", ""]
+    out.append(
+        f"Generated by `{cmd}`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = 0.641, "
+        f"initial S = 0.3), {source} (weights / max, delays = lengths / {SPEED:g} mm/ms), "
+        f"delayed linear coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic "
+        f"Heun, dt = {DT:g} ms, {args.seconds:g} s of model time ({n_steps} steps), "
+        f"`nd.HrfBold(period={PERIOD:g}, interim={DT:g})` computed in the loop."
+    )
+    out += [
+        "",
+        "*forward*: `G -> BOLD` under `nd.NoRemat(unroll=u)`. *gradient*: "
+        f"`jax.value_and_grad` of `mean(BOLD**2)` with respect to G under "
+        f"`nd.Uniform({BLOCK}, unroll=u)`. Steady-state time of compiled calls, best of "
+        f"{args.repeats} calls interleaved in random order between all rows, in one process; "
+        "*ratio*: to `unroll=1` of the same dtype (the machine is shared: compare ratios "
+        "from one run, not absolute times across runs). *compile*: trace + XLA compile "
+        "(AOT). *temp MB*: the gradient's compiled temporary memory. *BOLD = unroll 1*: the "
+        "forward samples are bit-identical to `unroll=1`; *Δgrad*: relative difference of "
+        "the gradient to `unroll=1`'s.",
+    ]
+    out += ["", "## Machine", ""]
+    out += [f"- {k}: {v}" for k, v in info.items()]
+    try:
+        out.append("- load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    except OSError:
+        pass
+    out += ["", "## Results", ""]
+    out.append(
+        "| dtype | unroll | forward µs/step (best) | median | forward ratio "
+        "| gradient s (best) | median | gradient ratio | compile fwd s | compile grad s "
+        "| temp MB | BOLD = unroll 1 | Δgrad |"
+    )
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        out.append(
+            f"| {r['dtype']} | {r['unroll']} | {r['fwd_us']:.2f} | {r['fwd_med_us']:.2f} "
+            f"| {r['fwd_ratio']:.2f} | {r['grad_s']:.3f} | {r['grad_med_s']:.3f} "
+            f"| {r['grad_ratio']:.2f} | {r['compile_fwd']:.2f} | {r['compile_grad']:.2f} "
+            f"| {r['temp_mb']:.2f} | {'yes' if r['identical'] else 'NO'} "
+            f"| {r['grad_rel']:.1e} |"
+        )
+    out += ["", "## Reading", ""]
+    for dtype_name in args.dtypes:
+        rs = [r for r in rows if r["dtype"] == dtype_name and r["unroll"] != 1]
+        if not rs:
+            continue
+        fwd = min(rs, key=lambda r: r["fwd_ratio"])
+        grad = min(rs, key=lambda r: r["grad_ratio"])
+        big = max(rs, key=lambda r: r["unroll"])
+        one = next(r for r in rows if r["dtype"] == dtype_name and r["unroll"] == 1)
+        out.append(
+            f"- {dtype_name}: best forward at unroll={fwd['unroll']} ({fwd['fwd_ratio']:.2f}x "
+            f"the time of unroll=1), best gradient at unroll={grad['unroll']} "
+            f"({grad['grad_ratio']:.2f}x); unroll={big['unroll']} compiles the forward "
+            f"{big['compile_fwd'] / one['compile_fwd']:.1f}x and the gradient "
+            f"{big['compile_grad'] / one['compile_grad']:.1f}x as long as unroll=1."
+        )
+    out += [
+        "",
+        f"Defaults (`netdyn._remat._schedule`, resolved at trace time): CPU {CPU_UNROLL}, "
+        f"GPU {GPU_UNROLL} (not measured here; see `nd.AbstractRemat`). The copies of the "
+        "step are separated by `lax.optimization_barrier`: with `lax.scan(unroll=...)` XLA "
+        "fused consecutive steps and the float64 BOLD moved by ~4e-15 already at unroll=2.",
+    ]
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
