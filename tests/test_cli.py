@@ -12,7 +12,7 @@ from netdyn._cli import main
 # A very short simulation: a 1.44 s burn-in, then 2 realisations of 2.88 s with BOLD every
 # 144 ms (20 samples each); held-out: one realisation of 4.32 s.
 TINY = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440", "--realisations", "2",
-        "--heldout-duration", "4320", "--heldout-realisations", "1", "--quiet"]
+        "--heldout-duration", "4320", "--heldout-realisations", "1", "--grid", "3", "--quiet"]
 
 
 def test_help(capsys):
@@ -35,6 +35,7 @@ def test_help(capsys):
         (["--dataset", "nowhere"], "not an embedded dataset"),
         (["--lr", "-1"], "--lr must be positive"),
         (["--realisations", "0"], "--realisations must be >= 1"),
+        (["--grid", "-1"], "--grid must be >= 0"),
         (["--burn-in", "-5"], "--burn-in must be a finite number of ms >= 0"),
         (["--steps", "two"], "invalid int value"),
         (["--model", "lif"], "invalid choice"),
@@ -65,7 +66,10 @@ def test_tiny_run_and_resume(tmp_path):
 
     report = json.loads((out / "params.json").read_text())
     assert report["steps"] == 2 and report["parameters"]["coupling.G"] > 0.0
-    assert report["initial"]["coupling.G"] == 0.15
+    # The fit starts from the best of the 3-point scan over [0.05, 0.45].
+    scan = report["grid"]
+    np.testing.assert_allclose(scan["G"], [0.05, 0.25, 0.45])
+    assert report["initial"]["coupling.G"] == scan["G"][int(np.argmin(scan["loss"]))]
     # The reported FC r is that of the written simulated FC against the embedded FC.
     simulated = np.loadtxt(out / "fc_simulated.csv", delimiter=",")
     target = nd.datasets.load("hcp").fc
@@ -88,7 +92,8 @@ def test_tiny_run_and_resume(tmp_path):
                         "coupling.G")
     assert len(lines) == 3
     first = json.loads((out / "history.json").read_text())
-    assert first["step"] == [0, 1] and first["params"]["coupling.G"][0] == 0.15
+    assert first["step"] == [0, 1]
+    assert first["params"]["coupling.G"][0] == report["initial"]["coupling.G"]
 
     # --resume continues the same fit to 3 steps.
     assert main([*TINY, "--steps", "3", "--out", str(out), "--resume", "--no-plot"]) == 0

@@ -56,6 +56,11 @@ class FcLoss(eqx.Module):
     ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$) and ``saturation`` (the fraction of
     pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
 
+    The gradient is that of the measured run's loss from the burn-in state reached at the
+    current parameters, held fixed: it leaves out how the parameters move that starting
+    state, whose effect on the FC fades with the system's memory (seconds, for BOLD)
+    against a measured run of minutes (``tests/test_burn_in.py`` measures both).
+
     Why a burn-in: every region starts from the same initial state, and the shared
     relaxation from it (tens of seconds, haemodynamics included) correlates all regions.
     A loss that sees it rewards that artefact instead of the model's stationary FC. Why

@@ -104,11 +104,11 @@ def fit(
 
     ```python
     loss_fn = nd.FcLoss(data.fc, nd.Heun(remat=nd.Uniform(1000)),
-                        nd.Bold(period=720.0, variables="S", warmup=7200.0),
-                        duration=36_000.0)
-    fitted, history = nd.fit(net, loss_fn, optax.adam(0.05),
+                        nd.Bold(period=720.0, variables="S"), duration=43_200.0,
+                        burn_in=57_600.0, realisations=4, metric="1-r+mean")
+    fitted, history = nd.fit(net, loss_fn, optax.adam(0.01),
                              where=lambda n: n.coupling.G, bounds=nd.Positive(),
-                             steps=40, key=jax.random.key(0))
+                             steps=12, key=jax.random.key(0), keep="best")
     history.to_csv("history.csv")
     ```
     """
