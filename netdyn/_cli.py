@@ -49,7 +49,9 @@ sigma are fitted (--fit G,sigma):
 
 - Stationary dynamics only: every simulation starts with a 57.6 s burn-in, simulated
   forward without gradient, so that the shared relaxation from the initial state (which
-  correlates all regions and inflates FC) is not part of the signal.
+  correlates all regions and inflates FC) is not part of the signal. (The gradient then
+  holds the burn-in's final state fixed: an approximation, biased above the critical
+  coupling; --burn-in-gradient gives the exact gradient, at more cost.)
 - Enough BOLD for a stable FC: each step simulates 4 independent noise realisations of
   43.2 s (4 x 60 TRs, 2.9 min of BOLD) in parallel and compares their mean FC.
 - Pattern and level: the loss is 1 - r + |mean FC - empirical mean FC|, with r the
@@ -141,6 +143,11 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="ms simulated before each measured run, forward only (no "
                        "gradient), so that the FC is that of stationary dynamics; rounded "
                        f"up to whole TRs (default {DEFAULT_BURN_IN:.0f})")
+    model.add_argument("--burn-in-gradient", action="store_true", dest="burn_in_gradient",
+                       help="differentiate through the burn-in as well: the exact gradient "
+                       "of the whole simulation (slower); by default the burn-in's final "
+                       "state is held fixed, which biases the gradient where the dynamics "
+                       "have a long memory (above the critical coupling)")
     model.add_argument("--tr", type=float, default=720.0,
                        help="BOLD sampling period in ms (default 720, the HCP's)")
     model.add_argument("--warmup", type=float, default=0.0,
@@ -356,7 +363,7 @@ def _figure(path: Path, history, target, train, heldout, title: str) -> bool:
     ax[0, 0].set_title(title)
     iu = np.triu_indices(target.shape[0], k=1)
     im = None
-    rows = ((0, train, "fit noise"), (1, heldout, "held-out noise"))
+    rows = ((0, train, "fit noise"), (1, heldout, "held-out"))
     for row, simulated, label in rows:
         a = ax[row, 1] if row == 1 else ax[0, 1]
         if row == 0:
@@ -439,7 +446,8 @@ def _fit_command(args) -> int:
     where, bounds, net = _selection(args, net)
     solver = Heun(remat=_remat(args.remat))
     loss_fn = FcLoss(target, solver, monitor, duration=args.duration, dt=args.dt,
-                     metric=args.loss, burn_in=args.burn_in, realisations=args.realisations)
+                     metric=args.loss, burn_in=args.burn_in, realisations=args.realisations,
+                     burn_in_gradient=args.burn_in_gradient)
     heldout_fn = loss_fn.replace(duration=args.heldout_duration,
                                  realisations=args.heldout_realisations)
     out.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,20 @@ def main() -> None:
                      float(grad)))
         print(rows[-1], flush=True)
     seconds = time.perf_counter() - t
+    # The truncated and the exact derivative against finite differences, on the upper branch.
+    G_check, h = 0.245, 0.002
+    one = loss.replace(realisations=1)
+    exact = one.replace(burn_in_gradient=True)
+
+    def value(loss_fn, G):
+        return loss_fn(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]
+
+    G = jnp.asarray(G_check, jnp.float32)
+    g_trunc = float(jax.jit(jax.grad(lambda G: value(one, G)))(G))
+    g_full = float(jax.jit(jax.grad(lambda G: value(exact, G)))(G))
+    f = jax.jit(lambda G: value(one, G))
+    g_fd = (float(f(G + h)) - float(f(G - h))) / (2 * h)
+    print("truncated", g_trunc, "exact", g_full, "fd", g_fd)
     finite = all(np.isfinite(r[1:]).all() for r in rows)
     table = "\n".join(f"| {G:.4f} | {v:.4f} | {r:.3f} | {m:.3f} | {g:.4g} |"
                       for G, v, r, m, g in rows)
@@ -68,6 +82,12 @@ the default model of `netdyn fit` (sigma = 0.00283), {a.grid} values of G over
 [{Gs[0]:.2f}, {Gs[-1]:.2f}], each: a 57.6 s burn-in, then {a.realisations} x 43.2 s of
 BOLD, loss 1 - r + |mean FC difference| and its gradient in G ({seconds:.0f} s in all).
 **Every value and gradient finite: {finite}.**
+
+The derivative is `FcLoss`'s default, which holds the burn-in's final state fixed. It is
+finite everywhere, but where the dynamics relax slowly from the held state (the upper
+branch, above the FC peak) it can have the wrong sign. At G = {G_check}, one realisation:
+{g_trunc:.4g} truncated, {g_full:.4g} with `burn_in_gradient=True`, {g_fd:.4g} by
+central differences of the whole objective (G +- {h}).
 
 | G | loss | FC r | mean FC | d loss / dG |
 |---|---|---|---|---|

@@ -116,6 +116,29 @@ def test_burn_in_gradient_approaches_full_gradient_for_long_runs():
     np.testing.assert_allclose(g, fd, rtol=0.05)
 
 
+def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
+    # burn_in_gradient=True: the derivative of the whole objective (burn-in and measured
+    # run as one simulation), against its central finite differences.
+    net, key = _network(), jax.random.key(8)
+    loss = _loss(burn_in=200.0, metric="rmse", burn_in_gradient=True)
+    target = np.asarray(loss.target)
+    iu = np.triu_indices(N, 1)
+
+    def whole(G):
+        moved = eqx.tree_at(lambda n: n.coupling.G, net, G)
+        sol = nd.simulate(moved, nd.Heun(), t0=0.0, t1=700.0, dt=DT,
+                          monitors={"s": MONITOR}, key=key)
+        f = np.corrcoef(np.asarray(sol["s"][4:, 0]).T)[iu]
+        return np.sqrt(np.mean((f - target[iu]) ** 2))
+
+    g = jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0])(
+        jnp.asarray(0.3))
+    h = 1e-4
+    fd = (whole(0.3 + h) - whole(0.3 - h)) / (2 * h)
+    assert abs(fd) > 1e-3
+    np.testing.assert_allclose(float(g), fd, rtol=5e-5)
+
+
 def test_burn_in_records_no_tape():
     # Gradient memory does not grow with the burn-in: it runs outside the tape.
     net = _network()

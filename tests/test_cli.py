@@ -89,7 +89,7 @@ def test_tiny_run_and_resume(tmp_path):
 
     lines = (out / "history.csv").read_text().splitlines()
     assert lines[0] == ("step,loss,grad_norm,wall_time,skipped,fc_r,mean_fc,rmse,saturation,"
-                        "coupling.G")
+                        "coupling.G,noise.sigma")
     assert len(lines) == 3
     first = json.loads((out / "history.json").read_text())
     assert first["step"] == [0, 1]

@@ -37,9 +37,10 @@ class FcLoss(eqx.Module):
     ``FcLoss(target, solver, monitor, duration=..., burn_in=..., realisations=...)(network,
     key)`` runs, for each of ``realisations`` independent noise realisations,
 
-    1. a **burn-in** of ``burn_in`` ms from the initial state, forward only (its inputs
-       and its final state are behind ``stop_gradient``, so it records no tape and costs
-       no gradient memory), which the monitor also sees (the haemodynamics settle too);
+    1. a **burn-in** of ``burn_in`` ms from the initial state, by default forward only
+       (its inputs and its final state are behind ``stop_gradient``, so it records no
+       tape and costs no gradient memory), which the monitor also sees (the
+       haemodynamics settle too);
     2. the measured run of ``duration`` ms, continuing the burn-in exactly (same noise
        stream: burn-in and run together equal one long simulation), differentiated;
 
@@ -56,10 +57,17 @@ class FcLoss(eqx.Module):
     ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$) and ``saturation`` (the fraction of
     pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
 
-    The gradient is that of the measured run's loss from the burn-in state reached at the
-    current parameters, held fixed: it leaves out how the parameters move that starting
-    state, whose effect on the FC fades with the system's memory (seconds, for BOLD)
-    against a measured run of minutes (``tests/test_burn_in.py`` measures both).
+    **The burn-in's gradient.** By default the gradient is that of the measured run's
+    loss from the burn-in state reached at the current parameters, held fixed
+    (``stop_gradient``): it leaves out how the parameters move that starting state. That
+    effect fades with the system's memory against the length of the measured run, but
+    near a bifurcation memory is long (critical slowing down, seconds of haemodynamics):
+    on the Reduced Wong-Wang model above its critical coupling, with 43.2 s measured, the
+    truncated derivative in G was -31 where the derivative of the whole objective is +3.7
+    (``scripts/check_float32.py``, ``benchmarks/float32.md``). Below and at the FC peak
+    its sign was right. ``burn_in_gradient=True`` differentiates through the burn-in too
+    (exact, at the cost of a gradient over the burn-in as well; memory stays bounded by
+    the solver's remat strategy).
 
     Why a burn-in: every region starts from the same initial state, and the shared
     relaxation from it (tens of seconds, haemodynamics included) correlates all regions.
@@ -82,6 +90,8 @@ class FcLoss(eqx.Module):
       periods (``0``: none; the monitor's ``warmup`` then drops initial samples).
     - ``realisations``: number of independent noise realisations (``>= 1``). With 1 the
       run uses ``key`` itself; with more, realisation ``b`` uses ``fold_in(key, b)``.
+    - ``burn_in_gradient``: differentiate through the burn-in (see above; default
+      ``False``: forward only, no tape).
 
     **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
     metric, a negative burn-in or ``realisations < 1`` (at construction), or a target whose
@@ -96,6 +106,7 @@ class FcLoss(eqx.Module):
     metric: Metric = eqx.field(static=True)
     burn_in: float = eqx.field(static=True)
     realisations: int = eqx.field(static=True)
+    burn_in_gradient: bool = eqx.field(static=True)
 
     def __init__(
         self,
@@ -108,6 +119,7 @@ class FcLoss(eqx.Module):
         metric: str = "rmse",
         burn_in: float = 0.0,
         realisations: int = 1,
+        burn_in_gradient: bool = False,
     ):
         t = np.asarray(target)
         if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
@@ -138,6 +150,7 @@ class FcLoss(eqx.Module):
         self.metric = metric
         self.burn_in = burn_in
         self.realisations = int(realisations)
+        self.burn_in_gradient = bool(burn_in_gradient)
 
     def replace(self, **changes) -> "FcLoss":
         """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
@@ -165,9 +178,10 @@ class FcLoss(eqx.Module):
         t0, history = 0.0, None
         burn_in = self.burn_in_simulated
         if burn_in > 0:
-            warm = simulate(_frozen(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
+            freeze = (lambda tree: tree) if self.burn_in_gradient else _frozen
+            warm = simulate(freeze(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
                             monitors=monitors, key=key)
-            t0, history = burn_in, _frozen(warm.final)
+            t0, history = burn_in, freeze(warm.final)
         sol = simulate(network, self.solver, t0=t0, t1=t0 + self.duration, dt=self.dt,
                        monitors=monitors, key=key, history=history)
         x = sol["signal"]
