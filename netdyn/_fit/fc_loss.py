@@ -15,6 +15,8 @@ from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._observation._stats import upper_triangle
 from .._observation.fc import fc
+from .._observation.fcd import fcd, fcd_values
+from .._observation.losses import fcd_distance
 from .._observation.summary import fc_summary
 from .._simulate import simulate
 from .._solver._base import AbstractSolver
@@ -92,6 +94,12 @@ class FcLoss(eqx.Module):
       run uses ``key`` itself; with more, realisation ``b`` uses ``fold_in(key, b)``.
     - ``burn_in_gradient``: differentiate through the burn-in (see above; default
       ``False``: forward only, no tape).
+    - ``fcd_target``: optional FCD values of the data (e.g. ``nd.fcd_values(nd.fcd(bold,
+      *fcd_window))`` of an empirical BOLD ``[samples, nodes]``). When given, the loss
+      gains ``fcd_weight`` times ``nd.fcd_distance`` (a differentiable Wasserstein
+      surrogate of the usual Kolmogorov-Smirnov comparison) between them and the FCD
+      values of the simulated runs (``fcd_window = (window, step)`` in samples, pooled
+      over realisations); ``metrics`` then holds ``fcd_distance``.
 
     **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
     metric, a negative burn-in or ``realisations < 1`` (at construction), or a target whose
@@ -107,6 +115,9 @@ class FcLoss(eqx.Module):
     burn_in: float = eqx.field(static=True)
     realisations: int = eqx.field(static=True)
     burn_in_gradient: bool = eqx.field(static=True)
+    fcd_target: Float[Array, " values"] | None
+    fcd_window: tuple[int, int] = eqx.field(static=True)
+    fcd_weight: float = eqx.field(static=True)
 
     def __init__(
         self,
@@ -120,6 +131,9 @@ class FcLoss(eqx.Module):
         burn_in: float = 0.0,
         realisations: int = 1,
         burn_in_gradient: bool = False,
+        fcd_target: ArrayLike | None = None,
+        fcd_window: tuple[int, int] = (40, 4),
+        fcd_weight: float = 1.0,
     ):
         t = np.asarray(target)
         if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
@@ -151,6 +165,20 @@ class FcLoss(eqx.Module):
         self.burn_in = burn_in
         self.realisations = int(realisations)
         self.burn_in_gradient = bool(burn_in_gradient)
+        if fcd_target is not None:
+            v = np.asarray(fcd_target, dtype=float).reshape(-1)
+            if v.size < 2 or not np.all(np.isfinite(v)):
+                raise ValueError("FcLoss fcd_target must hold >= 2 finite FCD values "
+                                 "(e.g. nd.fcd_values(nd.fcd(bold, window, step))).")
+            fcd_target = jnp.asarray(v)
+        window, step = (int(w) for w in fcd_window)
+        samples = round(self.duration / (monitor.period or self.dt))
+        if fcd_target is not None and not (2 <= window <= samples and step >= 1):
+            raise ValueError(f"FcLoss fcd_window (window, step) = {fcd_window} must have "
+                             f"2 <= window <= {samples} samples per run and step >= 1.")
+        self.fcd_target = fcd_target
+        self.fcd_window = (window, step)
+        self.fcd_weight = float(fcd_weight)
 
     def replace(self, **changes) -> "FcLoss":
         """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
@@ -187,19 +215,31 @@ class FcLoss(eqx.Module):
         x = sol["signal"]
         return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
 
-    def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
-        """The FC the loss compares: the mean over realisations of each run's FC."""
+    def _signals(self, network: Network, key: Key | None):
+        """The signal of every realisation, ``[realisations, samples, nodes]``."""
         self._check(network)
         if key is None or self.realisations == 1:
-            return fc(self.signal(network, key))
+            return self.signal(network, key)[None]
         keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))
-        return jnp.mean(jax.vmap(lambda k: fc(self.signal(network, k)))(keys), axis=0)
+        return jax.vmap(lambda k: self.signal(network, k))(keys)
+
+    def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
+        """The FC the loss compares: the mean over realisations of each run's FC."""
+        return jnp.mean(jax.vmap(fc)(self._signals(network, key)), axis=0)
 
     def __call__(
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(loss, metrics)`` for ``network`` and noise ``key``."""
-        return self.loss_of_fc(self.simulated_fc(network, key))
+        x = self._signals(network, key)
+        loss, metrics = self.loss_of_fc(jnp.mean(jax.vmap(fc)(x), axis=0))
+        if self.fcd_target is not None:
+            window, step = self.fcd_window
+            values = jax.vmap(lambda s: fcd_values(fcd(s, window, step), k=1))(x)
+            d = fcd_distance(values.reshape(-1), self.fcd_target)
+            loss = loss + self.fcd_weight * d
+            metrics = {**metrics, "fcd_distance": d}
+        return loss, metrics
 
     def loss_of_fc(
         self, f: Float[Array, "nodes nodes"]
