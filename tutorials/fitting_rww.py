@@ -179,7 +179,8 @@ print(f"G = {float(fitted.coupling.G):.4f}; I_o from {I_o.min():.3f} to {I_o.max
 # `benchmarks/fit.md`; gains that vanish here were fitted to the noise.
 
 # %%
-heldout = eqx.filter_jit(loss_fn.replace(duration=4 * DURATION))
+heldout_fn = loss_fn.replace(duration=4 * DURATION)
+heldout = eqx.filter_jit(heldout_fn)
 new_key = jax.random.key(1)
 models = {"initial": net, "scan start": start, "fitted G, sigma": fitted_G,
           "fitted G + regional I_o": fitted}
@@ -208,7 +209,7 @@ if plt is not None:
     out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
                               Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
-    simulated = np.asarray(eqx.filter_jit(heldout.simulated_fc)(fitted, new_key))
+    simulated = np.asarray(eqx.filter_jit(heldout_fn.simulated_fc)(fitted, new_key))
     iu = np.triu_indices(n_nodes, 1)
     fig, axes = plt.subplots(2, 3, figsize=(14, 8))
     ax = axes[0, 0]
