@@ -179,6 +179,12 @@ def _build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--redraw", action="store_true",
                      help="new noise every step (default: one fixed realisation)")
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    _add_output_options(p)
+    return parser
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """The held-out check and output options of ``netdyn fit``."""
     held = p.add_argument_group("held-out validation")
     held.add_argument("--heldout-duration", type=float, default=DEFAULT_HELDOUT_DURATION,
                       help="measured ms per realisation of the held-out simulation at the "
@@ -197,7 +203,6 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="save the checkpoint every N steps (default 5)")
     out.add_argument("--no-plot", action="store_true", help="do not write fit.png")
     out.add_argument("--quiet", action="store_true", help="no progress line")
-    return parser
 
 
 def _remat(spec: str):
@@ -427,7 +432,8 @@ def _grid_start(args, net: Network, loss_fn: FcLoss, key):
         "G": values.tolist(), "loss": [float(x) for x in losses]}
 
 
-def _fit_command(args) -> int:
+def _check_numbers(args) -> None:
+    """Reject out-of-range numeric options, naming the flag."""
     if args.steps < 1:
         raise ValueError(f"--steps must be >= 1, got {args.steps}.")
     if not args.lr > 0:
@@ -440,6 +446,10 @@ def _fit_command(args) -> int:
         raise ValueError(f"--grid must be >= 0, got {args.grid}.")
     if not (math.isfinite(args.burn_in) and args.burn_in >= 0):
         raise ValueError(f"--burn-in must be a finite number of ms >= 0, got {args.burn_in}.")
+
+
+def _fit_command(args) -> int:
+    _check_numbers(args)
     out = Path(args.out)
     weights, lengths, target, name = _load_data(args)
     net, monitor = _network(args, weights, lengths)
