@@ -1,6 +1,6 @@
 """Forward benchmark of the reference workload: netdyn against tvboptim (when importable).
 
-The reference workload (``ANCHORS.md``): Reduced Wong-Wang (w = 0.5, I_o = 0.32,
+The reference workload (as in the README): Reduced Wong-Wang (w = 0.5, I_o = 0.32,
 gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome
 (weights / max, delays = tract length / 4 mm/ms), delayed linear coupling G = 0.5,
 additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, a 1 s temporal average.
@@ -10,8 +10,8 @@ both tools so that the workload is pinned.
 Run it where tvboptim is installed to compare both tools in one process (netdyn is
 imported from this checkout)::
 
-    /work/tvbenv/bin/python scripts/bench_forward.py                 # 60 s of model time
-    /work/tvbenv/bin/python scripts/bench_forward.py --seconds 10    # quicker
+    python scripts/bench_forward.py                 # 60 s of model time
+    python scripts/bench_forward.py --seconds 10    # quicker
 
 For each dtype it measures the compile time (trace + XLA compile) and the steady-state
 run time of a compiled call (``block_until_ready``; calls of the tools interleaved, best

@@ -1,6 +1,6 @@
 """Remat benchmark of the reference workload: time and memory of d loss / d G per strategy.
 
-The reference workload (``ANCHORS.md``, the seed benchmark): Reduced Wong-Wang (w = 0.5,
+The reference workload (the seed benchmark, as in the README): Reduced Wong-Wang (w = 0.5,
 I_o = 0.32, gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome of
 the tvboptim wheel (weights / max, delays = tract length / 4 mm/ms), delayed linear
 coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, 60 s,
@@ -708,7 +708,7 @@ def reading(rows, by, n_steps):
         lines.append(
             "- tvboptim's rows use its own noise stream (pre-sampled) and its HRF BOLD after "
             "the solve, so their loss and gradient differ from netdyn's; with `block_size` "
-            "its noise is re-seeded per block, which changes its loss too (ANCHORS.md)."
+            "its noise is re-seeded per block, which changes its loss too."
         )
     return lines
 

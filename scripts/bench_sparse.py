@@ -41,14 +41,22 @@ jax.config.update("jax_enable_x64", True)
 
 import netdyn as nd  # noqa: E402
 
-DK_AVERAGE = (
-    "/work/tvbenv/lib/python3.11/site-packages/tvboptim/data/connectivity/dk_average/data.npz"
-)
+
+def _dk_average() -> str:
+    """Path of the ``dk_average`` connectome in the tvboptim wheel ("" without tvboptim)."""
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.find_spec("tvboptim")
+    if spec is None or spec.origin is None:
+        return ""
+    return str(pathlib.Path(spec.origin).parent / "data/connectivity/dk_average/data.npz")
 SPEED = 4.0
 DENSITIES = (0.1, 0.2, 0.3, 1.0)
 
 
-def connectome_small(path=DK_AVERAGE):
+def connectome_small(path=None):
+    path = _dk_average() if path is None else path
     if os.path.exists(path):
         d = np.load(path)
         return np.asarray(d["weights"], float), np.asarray(d["lengths"], float), "dk_average"
@@ -210,7 +218,8 @@ def main():
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--no-grad", action="store_true")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "sparse.md"))
-    p.add_argument("--dk-average", default=DK_AVERAGE, help="path of dk_average's data.npz")
+    p.add_argument("--dk-average", default=None,
+                   help="path of dk_average's data.npz (default: tvboptim's, else hcp)")
     args = p.parse_args()
     scale = 0.2 if args.quick else 1.0
     repeats = 3 if args.quick else args.repeats

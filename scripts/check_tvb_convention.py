@@ -3,7 +3,7 @@
 
 Run with the TVB environment::
 
-    /work/tvbenv/bin/python scripts/check_tvb_convention.py
+    python scripts/check_tvb_convention.py
 
 Part A (needs tvb): small probe simulations that pin down
   * which index of ``connectivity.weights`` is the target and which the source,

@@ -3,7 +3,7 @@
 
 Run with the separate TVB environment (TVB is *not* a netdyn dependency)::
 
-    /work/tvbenv/bin/python scripts/make_dynamics_fixtures.py
+    python scripts/make_dynamics_fixtures.py
 
 Writes ``tests/fixtures/tvb_dfun.npz``: for each of TVB's ``ReducedWongWang``,
 ``Generic2dOscillator``, ``SupHopf``, ``JansenRit``, ``MontbrioPazoRoxin`` and ``Kuramoto``,

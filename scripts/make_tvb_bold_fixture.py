@@ -3,7 +3,7 @@
 
 Run with the separate TVB environment (TVB is *not* a netdyn dependency)::
 
-    /work/tvbenv/bin/python scripts/make_tvb_bold_fixture.py
+    python scripts/make_tvb_bold_fixture.py
 
 Writes ``tests/fixtures/tvb_bold.npz``: a 5-node asymmetric delay-coupled
 Generic2dOscillator network simulated by tvb-library 2.10 with ``HeunDeterministic``

@@ -3,7 +3,7 @@
 
 Run with the separate TVB environment (TVB is *not* a netdyn dependency)::
 
-    /work/tvbenv/bin/python scripts/make_tvb_fixtures.py
+    python scripts/make_tvb_fixtures.py
 
 Writes ``tests/fixtures/tvb_<model>.npz`` (one file per model).  Every file holds
 a 5-node asymmetric delay-coupled network simulated by tvb-library with

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Compiled memory of the gradient of an FC loss through a BOLD monitor.
 
-The ANCHORS reference workload (``/work/shared/design/ANCHORS.md``): Reduced Wong-Wang
+The reference workload (as in the README): Reduced Wong-Wang
 (w = 0.5, I_o = 0.32, initial S = 0.3) on 84 nodes with delays up to 56 ms (58 history
 rows at dt = 1 ms), delayed linear coupling G = 0.5, additive noise sigma = 0.00283,
 stochastic Heun, dt = 1 ms, a BOLD monitor with TR = 1 s, loss = RMSE between the FC of
