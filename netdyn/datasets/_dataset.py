@@ -153,6 +153,8 @@ def check_matrix(a: np.ndarray, what: str, where: str) -> None:
     """Square 2-D with finite values."""
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"{where}: {what} must be a square matrix, got shape {a.shape}.")
+    if a.shape[0] == 0:
+        raise ValueError(f"{where}: {what} has no regions (shape {a.shape}).")
     check_finite(a, what, where)
 
 

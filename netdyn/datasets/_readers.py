@@ -3,6 +3,7 @@
 import bz2
 import os
 import zipfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def read_tvb_zip(path: PathLike, *, name: str | None = None) -> Dataset:
                 if member.endswith(".bz2"):
                     raw = bz2.decompress(raw)
                 return raw.decode("utf-8"), f"{path}:{member}"
-            except (OSError, ValueError, zipfile.BadZipFile) as e:
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{member}: cannot read: {_not_utf8(e)}") from None
+            except READ_ERRORS as e:
                 raise ValueError(f"{path}:{member}: cannot read as text ({e}).") from None
 
         weights_text, weights_where = text("weights", True)
@@ -133,13 +136,7 @@ def read_npz(
     """
     path = Path(path)
     defaults = {"lengths": "lengths", "labels": "labels", "fc": "fc"}
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise ValueError(f"{path}: cannot read as a .npz archive ({e}).") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: expected a .npz archive, found a single .npy array.")
-    with archive:
+    with _open_npz(path) as archive:
         keys = sorted(archive.files)
 
         def get(role: str, key: str | None, required: bool = False):
@@ -149,10 +146,7 @@ def read_npz(
                 if required or key != defaults.get(role):
                     raise ValueError(f"{path}: no array {key!r} ({role}); keys are {keys}.")
                 return None
-            try:
-                return archive[key]
-            except ValueError as e:
-                raise ValueError(f"{path}: cannot read array {key!r} ({e}).") from None
+            return _npz_array(archive, key, path)
 
         w = _as_float(get("weights", weights, required=True), f"{path}[{weights!r}]")
         check_matrix(w, "weights", f"{path}[{weights!r}]")
@@ -165,7 +159,13 @@ def read_npz(
             check_nonnegative(ln, "lengths", where)
         lab = get("labels", labels)
         if lab is not None:
-            lab = [str(s) for s in np.asarray(lab).ravel()]
+            lab = np.asarray(lab)
+            if lab.ndim != 1:
+                raise ValueError(
+                    f"{path}[{labels!r}]: labels must be 1-D (one name per region), got "
+                    f"shape {lab.shape}."
+                )
+            lab = [str(s) for s in lab]
             check_count(len(lab), "labels", w.shape[0], f"{path}[{labels!r}]")
         f = get("fc", fc)
         if f is not None:
@@ -188,11 +188,7 @@ def read_csv_matrix(path: PathLike, *, delimiter: str | None = None) -> np.ndarr
     rows, a non-square matrix, or NaN/infinite values.
     """
     path = Path(path)
-    try:
-        content = path.read_text()
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read ({e}).") from None
-    return _parse_matrix(content, "matrix", str(path), delimiter=delimiter)
+    return _parse_matrix(read_text(path), "matrix", str(path), delimiter=delimiter)
 
 
 def read_connectome_csv(
@@ -225,10 +221,7 @@ def read_connectome_csv(
         check_nonnegative(lengths, "lengths", str(lengths_path))
     if isinstance(labels, str | os.PathLike):
         labels_file = Path(labels)
-        try:
-            lines = labels_file.read_text().splitlines()
-        except OSError as e:
-            raise ValueError(f"{labels_file}: cannot read labels ({e}).") from None
+        lines = read_text(labels_file, "labels").splitlines()
         labels = [s.strip() for s in lines if s.strip()]
         check_count(len(labels), "labels", weights.shape[0], str(labels_file))
     elif labels is not None:
@@ -236,6 +229,82 @@ def read_connectome_csv(
         check_count(len(labels), "labels", weights.shape[0], "read_connectome_csv")
     stem = Path(weights_path).stem
     return Dataset(weights, lengths, labels, name=stem if name is None else name)
+
+
+# What reading a damaged file can raise besides ValueError: zlib.error (corrupt deflate
+# data), EOFError (empty or truncated streams), zipfile.BadZipFile (bad CRC, bad
+# headers), OSError, RuntimeError (encrypted members), NotImplementedError (unsupported
+# compression), KeyError (a member listed but unreadable).
+READ_ERRORS = (
+    ValueError, OSError, EOFError, RuntimeError, NotImplementedError, KeyError,
+    zipfile.BadZipFile, zlib.error,
+)
+
+
+def _not_utf8(e: UnicodeDecodeError) -> str:
+    return (
+        f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); save it as "
+        "UTF-8 (or plain ASCII)."
+    )
+
+
+def read_text(path: Path, what: str = "") -> str:
+    """The UTF-8 text of ``path``; ``ValueError`` naming the file for anything else."""
+    label = f" {what}" if what else ""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read{label} ({e}).") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: cannot read{label}: {_not_utf8(e)}") from None
+
+
+class _open_npz:
+    """Context manager: the ``NpzFile`` of ``path``, with the file closed on every exit
+    (``np.load(path)`` leaves it open when the archive is damaged)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> np.lib.npyio.NpzFile:
+        path = self.path
+        try:
+            self.file = open(path, "rb")
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read as a .npz archive ({e}).") from None
+        try:
+            if os.fstat(self.file.fileno()).st_size == 0:
+                raise ValueError(f"{path}: the file is empty (0 bytes), not a .npz archive.")
+            try:
+                archive = np.load(self.file, allow_pickle=False)
+            except READ_ERRORS as e:
+                raise ValueError(f"{path}: cannot read as a .npz archive ({e}).") from None
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError(f"{path}: expected a .npz archive, found a single .npy array.")
+        except BaseException:
+            self.file.close()
+            raise
+        self.archive = archive
+        return archive
+
+    def __exit__(self, *exc) -> None:
+        self.archive.close()
+        self.file.close()
+
+
+def _npz_array(archive: np.lib.npyio.NpzFile, key: str, path: Path) -> np.ndarray:
+    """``archive[key]``; the archive is read lazily, so damage shows up here."""
+    try:
+        value = archive[key]
+    except READ_ERRORS as e:
+        raise ValueError(f"{path}: cannot read array {key!r} ({type(e).__name__}: {e}).") from None
+    if not isinstance(value, np.ndarray):  # NumPy hands back a non-.npy member as bytes
+        raise ValueError(
+            f"{path}: array {key!r} is not a .npy array ({len(value)} bytes of other data)."
+        )
+    return value
 
 
 def _members_by_stem(archive: zipfile.ZipFile) -> dict[str, list[str]]:
