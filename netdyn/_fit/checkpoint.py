@@ -1,4 +1,4 @@
-"""Save and restore the state of a fit in one file, written atomically."""
+"""A fit's checkpoint file: a JSON header and a PyTree's array leaves, written atomically."""
 
 import io
 import json
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import equinox as eqx
 
+from .atomic import write_atomic
+
 _MAGIC = b"netdyn-fit-checkpoint 1\n"
 
 
@@ -14,39 +16,46 @@ def save_checkpoint(path: str | os.PathLike, meta: dict, tree) -> None:
     """Write ``meta`` (JSON) and the array leaves of ``tree`` to ``path``.
 
     Layout: a magic line, one line of JSON, then ``eqx.tree_serialise_leaves`` of
-    ``tree``. Written to a temporary file in the same folder, flushed to disk, then moved
-    over ``path`` with ``os.replace``: a run killed at any moment leaves either the
-    previous checkpoint or the new one, never a partial file.
+    ``tree`` (NumPy's ``.npy`` format, no pickle). Written to a temporary file in the same
+    folder, flushed to disk, then moved over ``path`` with ``os.replace``: a run killed at
+    any moment leaves either the previous checkpoint or the new one, never a partial file.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
+
+    def write(f):
         f.write(_MAGIC)
         f.write(json.dumps(meta, allow_nan=False).encode() + b"\n")
         eqx.tree_serialise_leaves(f, tree)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+
+    write_atomic(path, write)
 
 
-def load_checkpoint(path: str | os.PathLike, like) -> tuple[dict, object]:
-    """Read a file written by ``save_checkpoint``: ``(meta, tree)``, the leaves of
-    ``tree`` read into the structure of ``like``. ``ValueError`` if it does not fit."""
+def read_checkpoint(path: str | os.PathLike) -> tuple[dict, bytes]:
+    """``(meta, leaves)``: the JSON header of a file written by ``save_checkpoint`` and its
+    serialised leaves, to read with ``read_tree``. ``ValueError`` if it is not such a file."""
     path = Path(path)
     data = path.read_bytes()
     if not data.startswith(_MAGIC):
         raise ValueError(f"checkpoint {path} is not a netdyn fit checkpoint.")
     f = io.BytesIO(data[len(_MAGIC) :])
     meta = json.loads(f.readline())
-    return meta, f
+    return meta, f.read()
 
 
-def read_tree(path: str | os.PathLike, f, like):
-    """The serialised leaves left in ``f`` (after ``load_checkpoint``), as ``like``."""
+def read_tree(path: str | os.PathLike, leaves: bytes, like):
+    """The serialised ``leaves`` of checkpoint ``path`` (from ``read_checkpoint``) as a
+    PyTree of the structure, shapes and dtypes of ``like``; ``ValueError`` if they differ."""
     try:
-        return eqx.tree_deserialise_leaves(f, like)
+        return eqx.tree_deserialise_leaves(io.BytesIO(leaves), like)
     except Exception as e:  # noqa: BLE001 - any mismatch of structure, shape or dtype
         raise ValueError(
             f"checkpoint {path} does not match this fit (optimiser state or trained "
             f"parameters differ: same optimizer and where are needed to resume): {e}"
         ) from None
+
+
+def load_checkpoint(path: str | os.PathLike, like=None) -> tuple[dict, object]:
+    """``(meta, tree)`` from a file written by ``save_checkpoint``: its JSON header, and
+    its leaves read into the structure of ``like`` (``None`` when ``like`` is ``None``:
+    the header only). ``ValueError`` if the file or the structure does not fit."""
+    meta, leaves = read_checkpoint(path)
+    return meta, None if like is None else read_tree(path, leaves, like)

@@ -1,5 +1,7 @@
 """The error raised when a fit meets a non-finite loss or gradient."""
 
+import numpy as np
+
 
 class FitDivergedError(RuntimeError):
     """A fit stopped because the loss, its gradient or the update was NaN or infinite.
@@ -17,3 +19,27 @@ class FitDivergedError(RuntimeError):
         self.model = model
         self.history = history
         self.step = step
+
+
+def diverged_message(k: int, row: dict, names, path, good_n: int) -> str:
+    """What ``fit`` says when step ``k`` is not finite (``row``, its history row) and it
+    goes back to the state of step ``good_n`` (saved in ``path`` unless ``None``)."""
+    params = ", ".join(f"{n}={_short(row[n])}" for n in names)
+    where = "" if path is None else (
+        f", also saved in {path} (resume=True, e.g. with a smaller learning rate, restarts "
+        f"from step {good_n})"
+    )
+    return (
+        f"fit stopped at step {k}: the loss, its gradient or the update is not finite "
+        f"(loss={row['loss']}, grad_norm={row['grad_norm']}) at {params}. The fitted "
+        f"model (FitDivergedError.model) keeps the last good parameters, those of step "
+        f"{good_n}{where}. Lower the learning rate, tighten bounds, or pass "
+        "on_nonfinite='skip'."
+    )
+
+
+def _short(x) -> str:
+    a = np.asarray(x)
+    if a.ndim == 0:
+        return f"{float(a):.6g}"
+    return f"[{a.size} values, mean {float(np.mean(a)):.6g}]"

@@ -10,7 +10,9 @@ import optax
 
 from .._custom_types import Key
 from .history import FitHistory
-from .loop import OnNonFinite, run
+from .loop import prepare, run
+from .options import FitOptions, OnNonFinite
+from .step import as_float_array
 
 
 def fit(
@@ -114,12 +116,15 @@ def fit(
     """
     if keep not in ("last", "best"):
         raise ValueError(f"keep must be 'last' or 'best', got {keep!r}.")
-    fitted, history, sel, _ = run(
-        model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
-        redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
-        checkpoint_every=checkpoint_every, resume=resume, callback=callback,
-        progress=progress,
+    options = FitOptions(
+        steps=steps, bounds=bounds, key=key, redraw=redraw, on_nonfinite=on_nonfinite,
+        checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+        callback=callback, progress=progress,
     )
+    sel = prepare(model, loss_fn, optimizer, where, options)
+    xs, history, _ = run(model, loss_fn, optimizer, sel=sel, batch=None, options=options,
+                         x0=[as_float_array(v) for v in sel.values])
+    fitted = eqx.tree_at(sel.leaf_where, model, tuple(xs))
     if keep == "best":
         fitted = _best_row(fitted, history, sel)
     return fitted, history

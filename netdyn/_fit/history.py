@@ -1,13 +1,15 @@
 """The record of a fit: one row per optimisation step."""
 
 import csv
+import io
 import json
 import math
 import os
-from pathlib import Path
 
 import equinox as eqx
 import numpy as np
+
+from .atomic import write_text_atomic as write_text_atomic
 
 
 def _jsonable(a: np.ndarray) -> list:
@@ -109,7 +111,7 @@ class FitHistory(eqx.Module):
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Write ``to_dict()`` as JSON (atomically: a temporary file, then a rename)."""
-        write_text_atomic(Path(path), json.dumps(self.to_dict(), indent=1))
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1))
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """Write one CSV row per step (per step and start for ``fit_multistart``, with a
@@ -138,23 +140,84 @@ class FitHistory(eqx.Module):
                 row += [repr(float(v[at])) for v in self.metrics.values()]
                 row += [repr(float(self.params[name][at + idx])) for _, name, idx in columns]
                 rows.append(row)
-        tmp = _tmp_path(Path(path))
-        with open(tmp, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(header)
-            writer.writerows(rows)
-        os.replace(tmp, path)
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(header)
+        writer.writerows(rows)
+        write_text_atomic(path, text.getvalue())
 
 
-def _tmp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+_COLUMNS = ("step", "loss", "grad_norm", "wall_time", "skipped")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    tmp = _tmp_path(path)
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+class HistoryRows:
+    """A ``FitHistory`` being recorded: rows appended on the host as lists, one per step."""
+
+    def __init__(self, names, metric_names=None):
+        self.names = tuple(names)
+        self.metric_names = metric_names
+        self.cols: dict[str, list] = {k: [] for k in _COLUMNS}
+        self.params = {n: [] for n in names}
+        self.metrics: dict[str, list] = {}
+
+    @classmethod
+    def from_history(cls, h: FitHistory) -> "HistoryRows":
+        """The rows of ``h``, to append to (a resumed fit)."""
+        rows = cls(h.params)
+        for k in rows.cols:
+            rows.cols[k] = list(getattr(h, k))
+        rows.params = {k: list(v) for k, v in h.params.items()}
+        rows.metrics = {k: list(v) for k, v in h.metrics.items()}
+        rows.metric_names = tuple(h.metrics) if len(h) else None
+        return rows
+
+    def __len__(self):
+        return len(self.cols["step"])
+
+    def append(self, step, loss, gnorm, wall, skipped, metrics, params) -> dict:
+        """Record one step; returns its row as a ``dict`` (what ``fit``'s callback gets)."""
+        if self.metric_names is None:
+            clash = set(metrics) & (set(self.cols) | set(self.names))
+            if clash:
+                raise ValueError(
+                    f"loss_fn's metric name(s) {sorted(clash)} clash with the history's "
+                    f"columns (step, loss, grad_norm, wall_time, skipped) or the trained "
+                    f"parameters {list(self.names)}; rename them."
+                )
+            self.metric_names = tuple(metrics)
+            self.metrics = {k: [] for k in metrics}
+        for k, v in zip(_COLUMNS, (step, loss, gnorm, wall, skipped)):
+            self.cols[k].append(v)
+        for k in self.metric_names:
+            self.metrics[k].append(metrics[k])
+        for k, v in zip(self.names, params):
+            self.params[k].append(v)
+        row = {k: v[-1] for k, v in self.cols.items()}
+        row.update({k: v[-1] for k, v in self.metrics.items()})
+        row.update({k: v[-1] for k, v in self.params.items()})
+        return row
+
+    def history(self, n: int | None = None, best: int | None = None,
+                batch: int | None = None) -> FitHistory:
+        """The first ``n`` rows (all by default) as a ``FitHistory``; with ``batch`` starts,
+        every array has a second axis over starts."""
+        n = len(self) if n is None else n
+        tail = () if batch is None else (batch,)
+
+        def arr(values, dtype=float):
+            return np.asarray(values[:n], dtype=dtype).reshape((n,) + tail)
+
+        def param(values):
+            shape = np.shape(values[0])[len(tail):] if values else ()
+            return np.asarray(values[:n], float).reshape((n,) + tail + shape)
+
+        return FitHistory(
+            step=np.asarray(self.cols["step"][:n], dtype=np.int64).reshape(n),
+            loss=arr(self.cols["loss"]),
+            grad_norm=arr(self.cols["grad_norm"]),
+            wall_time=arr(self.cols["wall_time"]),
+            skipped=arr(self.cols["skipped"], dtype=bool),
+            params={k: param(v) for k, v in self.params.items()},
+            metrics={k: arr(v) for k, v in self.metrics.items()},
+            best=best,
+        )

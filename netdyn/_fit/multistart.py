@@ -1,16 +1,21 @@
 """``fit_multistart``: several starting points fitted at once with ``vmap``."""
 
 import dataclasses
-import os
 from collections.abc import Callable
 from typing import Any
 
 import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
 import optax
 
-from .._custom_types import Key
+from .errors import FitDivergedError
 from .history import FitHistory
-from .loop import OnNonFinite, best_start, run
+from .loop import prepare, run
+from .options import FitOptions
+from .select import Selection
+from .step import float_dtype
 
 
 def fit_multistart(
@@ -20,16 +25,7 @@ def fit_multistart(
     *,
     where: Callable[[Any], Any],
     starts: Any,
-    steps: int,
-    bounds: Any = None,
-    key: Key | None = None,
-    redraw: bool = False,
-    on_nonfinite: OnNonFinite = "stop",
-    checkpoint: str | os.PathLike | None = None,
-    checkpoint_every: int = 10,
-    resume: bool = False,
-    callback: Callable[[dict], None] | None = None,
-    progress: bool = False,
+    **options: Any,
 ) -> tuple[Any, FitHistory]:
     """Fit from several initial values at once (``jax.vmap`` over starts) and keep the best.
 
@@ -40,6 +36,11 @@ def fit_multistart(
     optimiser state; all see the same ``key`` (common random numbers across starts, so
     their losses compare fairly). One compiled step runs every start.
 
+    ``**options`` are ``fit``'s keyword arguments ``steps`` (required), ``bounds``,
+    ``key``, ``redraw``, ``on_nonfinite``, ``checkpoint``, ``checkpoint_every``,
+    ``resume``, ``callback`` and ``progress``, with the same meaning and defaults
+    (``keep`` does not apply: the best start is chosen by its last loss).
+
     Non-finite values are handled per start, as in ``fit``: with ``on_nonfinite="stop"``
     the failing start is frozen at its last good parameters (and ignored when choosing
     the best); with ``"skip"`` only that update is skipped. ``FitDivergedError`` is
@@ -49,12 +50,51 @@ def fit_multistart(
     whose loss at the last step is lowest, and a ``FitHistory`` whose arrays have a
     second axis over starts, with ``history.best`` the index of the kept start.
     """
-    xs, history, sel, frozen = run(
-        model, loss_fn, optimizer, where=where, steps=steps, bounds=bounds, key=key,
-        redraw=redraw, on_nonfinite=on_nonfinite, checkpoint=checkpoint,
-        checkpoint_every=checkpoint_every, resume=resume, callback=callback,
-        progress=progress, starts=starts,
-    )
+    settings = FitOptions.from_keywords("fit_multistart", options)
+    sel = prepare(model, loss_fn, optimizer, where, settings)
+    x0, batch = _starts(sel, starts)
+    xs, history, frozen = run(model, loss_fn, optimizer, sel=sel, x0=x0, batch=batch,
+                              options=settings)
     best = best_start(history, frozen)
     fitted = eqx.tree_at(sel.leaf_where, model, tuple(x[best] for x in xs))
     return fitted, dataclasses.replace(history, best=best)
+
+
+def _starts(sel: Selection, starts) -> tuple[list, int]:
+    """The initial values of every start, checked: ``([leaf values], number of starts)``."""
+    leaves, structure = jax.tree.flatten(starts)
+    if structure != sel.structure:
+        raise ValueError(
+            f"starts must have the structure of where(model), {sel.structure}, with one "
+            f"array per trained leaf ({list(sel.names)}); got {structure}."
+        )
+    xs, batch = [], None
+    for name, shape, t, v in zip(sel.names, sel.shapes, sel.transforms, leaves):
+        a = jnp.asarray(v)
+        a = jnp.asarray(a, a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else float_dtype())
+        if a.ndim < 1 or a.shape[1:] != shape:
+            raise ValueError(
+                f"starts for {name} must have shape [starts, *{shape}], got {a.shape}."
+            )
+        if batch is None:
+            batch = a.shape[0]
+        if a.shape[0] != batch or batch < 1:
+            raise ValueError(
+                f"starts: every leaf needs the same number of starts >= 1; {name} has "
+                f"{a.shape[0]}, expected {batch}."
+            )
+        t.check(f"starts for {name}", np.asarray(a))
+        xs.append(a)
+    return xs, batch
+
+
+def best_start(h: FitHistory, frozen: np.ndarray) -> int:
+    """The start with the lowest loss at the last step, among those not ``frozen``
+    (stopped by a non-finite value); a non-finite loss counts as +inf."""
+    last = np.where(np.isfinite(h.loss[-1]) & ~frozen, h.loss[-1], np.inf)
+    if not np.isfinite(last).any():
+        raise FitDivergedError(
+            "fit_multistart: no start has a finite loss at the last step.", None, h,
+            len(h) - 1,
+        )
+    return int(np.argmin(last))
