@@ -4,7 +4,10 @@ into ``tutorials/run_all.py``. (The tutorials themselves run in CI with
 
 import ast
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,53 @@ def test_hook_links_benchmarks_only_when_present_and_unlinks_unpublished_files()
     report = "![fig](remat.png) see [the script](../scripts/bench_remat.py), [x](https://a.b)"
     page = hook.benchmark_markdown(report, {"remat.png"})
     assert page == "![fig](remat.png) see `the script`, [x](https://a.b)"
+
+
+def test_math_hook_typesets_tex_as_mathml():
+    hook = _load(ROOT / "docs" / "_hooks" / "mathml.py", "mathml_hook")
+    page = (
+        r'<p>a <span class="arithmatex">\(x_i &lt; \frac{a}{b}\)</span> b</p>'
+        '<div class="arithmatex">\\[\n\\begin{aligned} y &amp;= 1, \\\\ z &amp;= 2 '
+        "\\end{aligned}\n\\]</div>"
+    )
+    html = hook.render_math(page)
+    inline, block = html.split('<div class="arithmatex">')
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in inline
+    assert "<msub><mi>x</mi><mi>i</mi></msub>" in inline and "<mfrac>" in inline
+    assert "&lt;" in inline and r"\(" not in inline.split("<annotation")[0]
+    assert 'display="block"' in block
+    # amsmath's aligned -> a table of two rows, right-aligned left sides.
+    assert block.count("<mtr>") == 2 and 'columnalign="right"' in block
+    assert '<annotation encoding="application/x-tex">x_i &lt; \\frac{a}{b}</annotation>' in html
+
+
+@pytest.mark.parametrize("tex", [r"\sqrt", r"a^", r"\begin{cases} a", r"\nosuchcommand x"])
+def test_math_hook_warns_and_keeps_the_tex_it_cannot_convert(tex, caplog):
+    hook = _load(ROOT / "docs" / "_hooks" / "mathml.py", "mathml_hook")
+    page = f'<span class="arithmatex">\\({tex}\\)</span>'
+    with caplog.at_level("WARNING"):
+        html = hook.render_math(page, "api/x.md")
+    assert "<math" not in html and f"<code>{tex}</code>" in html
+    (record,) = caplog.records
+    assert record.levelname == "WARNING" and record.name.startswith("mkdocs.")
+    assert "api/x.md" in record.getMessage() and repr(tex) in record.getMessage()
+
+
+def test_site_builds_strict_offline_with_typeset_math(tmp_path):
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("latex2mathml")
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    pages = {p.relative_to(tmp_path).as_posix(): p.read_text() for p in tmp_path.rglob("*.html")}
+    solvers = pages["api/solvers/index.html"]
+    assert solvers.count('<math xmlns="http://www.w3.org/1998/Math/MathML"') >= 4
+    assert "<mtable" in solvers  # Heun's aligned equations
+    for name, text in pages.items():
+        # No TeX left for a browser script, no script or stylesheet from another host.
+        assert not re.search(r'class="arithmatex">\\[(\[]', text), name
+        assert "mathjax" not in text.lower(), name
+        assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', text), name
