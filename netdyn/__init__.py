@@ -1,6 +1,9 @@
 """netdyn: differentiable, delay-coupled brain network models in JAX and Equinox."""
 
-from . import datasets as datasets
+from . import (
+    _presets as presets,  # noqa: F401 - the namespace nd.presets
+    datasets as datasets,
+)
 from ._coupling._base import (
     AbstractCoupling as AbstractCoupling,
     AbstractDelayedCoupling as AbstractDelayedCoupling,

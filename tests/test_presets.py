@@ -1,0 +1,91 @@
+"""``nd.presets``: each preset equals the network built by hand from its documented values."""
+
+import math
+
+import equinox as eqx
+import jax
+import numpy as np
+import pytest
+
+import netdyn as nd
+
+
+def _connectome(n=5, seed=0):
+    rng = np.random.default_rng(seed)
+    weights = rng.uniform(0.0, 3.0, (n, n))  # directed: W[target, source]
+    np.fill_diagonal(weights, 0.0)
+    lengths = rng.uniform(10.0, 200.0, (n, n))
+    return weights, lengths
+
+
+def _assert_same(a, b):
+    """Same classes, static fields and structure, and equal leaves."""
+    leaves_a, tree_a = jax.tree.flatten(a)
+    leaves_b, tree_b = jax.tree.flatten(b)
+    assert tree_a == tree_b
+    for x, y in zip(leaves_a, leaves_b):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-15, atol=0)
+
+
+def test_reference_network_is_the_documented_workload():
+    weights, lengths = _connectome()
+    by_hand = nd.Network(
+        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, initial_S=0.3),
+        coupling=nd.DelayedLinear(G=0.5),
+        graph=nd.DelayGraph(weights=weights / weights.max(), delays=lengths / 4.0),
+        noise=nd.AdditiveNoise(sigma=0.00283),
+    )
+    _assert_same(nd.presets.reference_network(weights, lengths), by_hand)
+    # The documented TVB defaults the preset does not set.
+    assert by_hand.dynamics.gamma == 0.641
+
+
+def test_reference_network_defaults_to_the_embedded_connectome():
+    data = nd.datasets.load("hcp")
+    net = nd.presets.reference_network()
+    w = np.asarray(data.weights)
+    np.testing.assert_allclose(np.asarray(net.graph.weights), w / w.max(), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(net.graph.delays),
+                               np.asarray(data.lengths) / 4.0, rtol=1e-15)
+    with pytest.raises(ValueError, match="both weights and lengths"):
+        nd.presets.reference_network(w, None)
+
+
+def test_rww_preset_keeps_weights_as_given():
+    weights, lengths = _connectome(seed=1)
+    by_hand = nd.Network(
+        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, initial_S=0.3),
+        coupling=nd.DelayedLinear(G=0.15, interpolation="linear"),
+        graph=nd.DelayGraph(weights=weights, delays=lengths / 2.5),
+        noise=nd.AdditiveNoise(sigma=0.001),
+    )
+    net = nd.presets.rww(weights, lengths, G=0.15, sigma=0.001, speed=2.5,
+                         interpolation="linear")
+    _assert_same(net, by_hand)
+
+
+def test_hopf_preset_converts_seconds_to_ms():
+    weights, lengths = _connectome(seed=2)
+    # Deco et al. (2017): a = -0.02 /s, f = 0.05 Hz, G = 0.5 /s, sigma = 0.02 / sqrt(s).
+    by_hand = nd.Network(
+        dynamics=nd.SupHopf(a=-0.00002, omega=2 * math.pi * 0.00005),
+        coupling=nd.DelayedDifference(G=0.0005),
+        graph=nd.DelayGraph(weights=weights, delays=lengths / 4.0),
+        noise=nd.AdditiveNoise(sigma=0.02 * math.sqrt(0.001)),
+    )
+    _assert_same(nd.presets.hopf(weights, lengths), by_hand)
+
+
+def test_reference_simulation_arguments():
+    weights, lengths = _connectome(seed=3)
+    kwargs = nd.presets.reference_simulation(weights, lengths, duration=3000.0,
+                                             remat=nd.Uniform(100))
+    assert set(kwargs) == {"network", "solver", "t0", "t1", "dt", "monitors"}
+    assert (kwargs["t0"], kwargs["t1"], kwargs["dt"]) == (0.0, 3000.0, 1.0)
+    assert eqx.tree_equal(kwargs["solver"], nd.Heun(remat=nd.Uniform(100)))
+    assert eqx.tree_equal(kwargs["monitors"]["bold"], nd.HrfBold(period=1000.0, interim=1.0))
+    balloon = nd.presets.reference_simulation(weights, lengths, bold="balloon")
+    assert eqx.tree_equal(balloon["monitors"]["bold"], nd.Bold(period=1000.0, variables="S"))
+    # The arguments run as documented: three BOLD samples of 3 s.
+    sol = nd.simulate(**kwargs, key=jax.random.key(0))
+    assert sol["bold"].shape[0] == 3 and np.all(np.isfinite(np.asarray(sol["bold"])))
