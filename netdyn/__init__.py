@@ -60,11 +60,17 @@ from ._noise.multiplicative import MultiplicativeNoise as MultiplicativeNoise
 from ._observation._stats import upper_triangle as upper_triangle
 from ._observation.fc import fc as fc
 from ._observation.fcd import fcd as fcd, fcd_values as fcd_values
+from ._observation.fcd_ks import fcd_ks as fcd_ks
 from ._observation.losses import (
     fc_correlation as fc_correlation,
     fcd_distance as fcd_distance,
     one_minus_pearson as one_minus_pearson,
     rmse as rmse,
+)
+from ._observation.spectrum import (
+    band_power as band_power,
+    peak_frequency as peak_frequency,
+    welch as welch,
 )
 from ._observation.summary import fc_summary as fc_summary
 from ._remat._base import AbstractRemat as AbstractRemat
