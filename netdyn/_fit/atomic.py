@@ -49,6 +49,24 @@ def remove_stale_temps(path: Path) -> list[Path]:
     return removed
 
 
+def check_writable(path: str | os.PathLike, what: str) -> None:
+    """``ValueError`` naming ``what`` and ``path`` unless ``path`` can be written atomically
+    (its folder exists and is writable, and it is not itself a folder), so that a long run
+    fails before it starts rather than at its first save."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} {path} is a folder; give a file path.")
+    if not path.parent.is_dir():
+        raise ValueError(f"{what} {path}: the folder {path.parent} does not exist.")
+    tmp = temp_path(path)
+    try:
+        with open(tmp, "wb"):
+            pass
+    except OSError as e:
+        raise ValueError(f"{what} {path} cannot be written: {e.strerror or e}.") from None
+    tmp.unlink(missing_ok=True)
+
+
 def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
     """Call ``write(f)`` on a temporary binary file next to ``path``, flush it to disk, then
     move it over ``path`` with ``os.replace``; the temporary file never outlives a failure."""

@@ -31,9 +31,16 @@ class AbstractTransform(eqx.Module):
         """The open interval ``(lower, upper)`` of physical values (``±inf`` if unbounded)."""
 
     def check(self, name: str, x: ArrayLike) -> None:
-        """``ValueError`` naming ``name`` unless every value of ``x`` is strictly in range."""
+        """``ValueError`` naming ``name`` unless every value of ``x`` is finite and strictly
+        in range."""
         lo, hi = self.range()
         x = np.asarray(x, dtype=float)
+        if not np.isfinite(x).all():
+            first = x.ravel()[np.argmax(~np.isfinite(x).ravel())]
+            raise ValueError(
+                f"the initial value of {name} is not finite ({first}, "
+                f"{int((~np.isfinite(x)).sum())} value(s)): a fit starts from finite values."
+            )
         bad = ~((x > lo) & (x < hi))
         if bad.any():
             first = np.asarray(x).ravel()[np.argmax(bad.ravel())]

@@ -29,8 +29,16 @@ def diverged_message(k: int, row: dict, names, path, good_n: int) -> str:
         f", also saved in {path} (resume=True, e.g. with a smaller learning rate, restarts "
         f"from step {good_n})"
     )
+    if not np.isfinite(row["loss"]):
+        what = "the loss is not finite"
+    elif not np.isfinite(row["grad_norm"]):
+        what = "the gradient of the loss is not finite"
+    else:
+        # The loss and gradient are finite there: the optimiser's step made the new
+        # parameters (or the unconstrained values it updates) NaN or infinite.
+        what = "the optimiser's update gives non-finite parameters"
     return (
-        f"fit stopped at step {k}: the loss, its gradient or the update is not finite "
+        f"fit stopped at step {k}: {what} "
         f"(loss={row['loss']}, grad_norm={row['grad_norm']}) at {params}. The fitted "
         f"model (FitDivergedError.model) keeps the last good parameters, those of step "
         f"{good_n}{where}. Lower the learning rate, tighten bounds, or pass "
