@@ -1,0 +1,154 @@
+"""The models ``netdyn fit`` offers and the parameters ``--fit`` selects in them."""
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .. import _presets as presets
+from .._fit.bounds import AbstractTransform, Interval, Positive
+from .._monitor._base import AbstractMonitor
+from .._monitor.bold import Bold
+from .._monitor.temporal_average import TemporalAverage
+from .._network import Network
+from .._remat._base import AbstractRemat
+from .._remat.multilevel import MultiLevel
+from .._remat.nested import Nested
+from .._remat.no_remat import NoRemat
+from .._remat.uniform import Uniform
+
+
+@dataclass(frozen=True)
+class CliModel:
+    """What ``--model NAME`` builds: the preset, its defaults and the signal compared."""
+
+    build: Callable[..., Network]  # presets.rww / presets.hopf
+    G: float  # the default (unscanned) start of G, in the units of --G
+    sigma: float  # the default noise amplitude, in the units of --sigma
+    signal: Callable[[float, float], AbstractMonitor]  # (tr, warmup) -> monitor
+    # Parameters of the dynamics that --fit may name, and the range each is fitted in.
+    bounds: dict[str, AbstractTransform]
+    # Value in the network = value on the command line * factor (the preset's units).
+    units: dict[str, float]
+
+
+MODELS = {
+    "rww": CliModel(
+        build=presets.rww, G=0.15, sigma=0.00283,
+        signal=lambda tr, warmup: Bold(period=tr, variables="S", warmup=warmup),
+        bounds={"w": Interval(0.0, 1.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
+                "gamma": Positive(), "tau_s": Positive()},
+        units={},
+    ),
+    "hopf": CliModel(
+        build=presets.hopf, G=0.5, sigma=0.02,
+        signal=lambda tr, warmup: TemporalAverage(period=tr, variables=("x",), warmup=warmup),
+        bounds={"a": Interval(-1.0, 1.0), "omega": Positive()},
+        # presets.hopf takes rates per second and sigma per sqrt(s); the network is in ms.
+        units={"coupling.G": 1e-3, "noise.sigma": 1 / math.sqrt(1e3), "dynamics.a": 1e-3,
+               "dynamics.omega": 1e-3},
+    ),
+}
+
+
+def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
+    """The network of ``--model`` (G: ``G``, else ``--G``, else the model's default) and
+    the monitor whose signal gives the FC."""
+    model = MODELS[args.model]
+    if G is None:
+        G = model.G if args.G is None else args.G
+    sigma = model.sigma if args.sigma is None else args.sigma
+    net = model.build(weights, lengths, G=G, sigma=sigma, speed=args.speed)
+    return net, model.signal(args.tr, args.warmup)
+
+
+def _float_dtype():
+    # float64 with jax_enable_x64 (as main sets), float32 otherwise; strongly typed, so
+    # that the first update does not change the type (a second compilation).
+    return jax.dtypes.canonicalize_dtype(jnp.float64)
+
+
+# Parameters outside the dynamics that --fit may name (always one value for all regions).
+_OUTSIDE = {"G": "coupling.G", "sigma": "noise.sigma"}
+
+
+def _leaf(m: Network, name: str):
+    """The parameter ``name`` (``G``, ``sigma`` or a field of the dynamics) of ``m``."""
+    if name == "G":
+        return m.coupling.G
+    if name == "sigma":
+        return m.noise.sigma
+    return getattr(m.dynamics, name)
+
+
+class Where(eqx.Module):
+    """Selects the parameters named by ``--fit``. A module with static names, so that
+    repeated runs in one process share the compiled step."""
+
+    names: tuple[str, ...] = eqx.field(static=True)
+
+    def __call__(self, m: Network) -> tuple:
+        return tuple(_leaf(m, name) for name in self.names)
+
+
+def selection(args, net: Network) -> tuple[Where, tuple, Network]:
+    """``where``, ``bounds`` and the network with the fitted parameters as arrays (made
+    here, once: ``[nodes]`` for per-region ones, a scalar otherwise)."""
+    table = MODELS[args.model].bounds
+    specs = [s.strip() for s in args.fit.split(",") if s.strip()]
+    if not specs:
+        raise ValueError("--fit: give at least one parameter, e.g. --fit G.")
+    n = net.graph.n_nodes
+    names, bounds, values = [], [], []
+    for spec in specs:
+        name, _, scope = spec.partition(":")
+        if scope not in ("", "global"):
+            raise ValueError(f"--fit {spec!r}: the only suffix is ':global'.")
+        if name not in _OUTSIDE and name not in table:
+            raise ValueError(
+                f"--fit {name!r}: unknown parameter for --model {args.model}; choose from "
+                f"{', '.join(_OUTSIDE)}, {', '.join(table)}."
+            )
+        if name in names:
+            raise ValueError(f"--fit {args.fit!r} names {name} twice.")
+        shape = () if name in _OUTSIDE or scope == "global" else (n,)
+        values.append(jnp.full(shape, float(np.asarray(_leaf(net, name))), _float_dtype()))
+        names.append(name)
+        bounds.append(Positive() if name in _OUTSIDE else table[name])
+    where = Where(tuple(names))
+    return where, tuple(bounds), eqx.tree_at(where, net, tuple(values))
+
+
+def remat(spec: str) -> AbstractRemat:
+    """The strategy of ``--remat`` (``none``, ``uniform:K``, ``nested:K1,K2``,
+    ``multilevel:B``)."""
+    kind, _, arg = spec.partition(":")
+    try:
+        if kind == "none" and not arg:
+            return NoRemat()
+        if kind == "uniform":
+            return Uniform(int(arg))
+        if kind == "nested":
+            return Nested(*(int(a) for a in arg.split(",")))
+        if kind == "multilevel":
+            return MultiLevel(int(arg) if arg else 16)
+    except ValueError as e:
+        raise ValueError(f"--remat {spec!r}: {e}") from None
+    raise ValueError(
+        f"--remat {spec!r}: expected none, uniform:K, nested:K1,K2 or multilevel:B."
+    )
+
+
+@functools.cache
+def adam(lr: float, steps: int) -> optax.GradientTransformation:
+    """Adam with ``lr`` cosine-decayed to ``lr / 10`` over ``steps``."""
+    # Full steps while far from the optimum, then small ones, so Adam's momentum settles
+    # instead of overshooting a steep FC-r landscape. One instance per (lr, steps):
+    # repeated runs in one process reuse the compiled step.
+    return optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=0.1))
