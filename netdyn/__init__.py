@@ -51,6 +51,7 @@ from ._memory import GradientMemory as GradientMemory, gradient_memory as gradie
 from ._monitor._base import AbstractMonitor as AbstractMonitor
 from ._monitor.bold import Bold as Bold
 from ._monitor.hrf_bold import HrfBold as HrfBold
+from ._monitor.lead_field import LeadField as LeadField
 from ._monitor.raw import Raw as Raw
 from ._monitor.temporal_average import TemporalAverage as TemporalAverage
 from ._network import Network as Network

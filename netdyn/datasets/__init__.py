@@ -13,6 +13,7 @@ Provenance, licences and processing of the embedded data: `NOTICE.md` in this fo
 
 from ._dataset import Dataset as Dataset
 from ._load import available as available, load as load
+from ._projection import read_projection_matrix as read_projection_matrix
 from ._readers import (
     read_connectome_csv as read_connectome_csv,
     read_csv_matrix as read_csv_matrix,

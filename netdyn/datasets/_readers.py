@@ -326,6 +326,14 @@ def _as_float(value, where: str) -> np.ndarray:
 def _parse_matrix(
     content: str, what: str, where: str, delimiter: str | None = None
 ) -> np.ndarray:
+    matrix = parse_table(content, what, where, delimiter)
+    check_matrix(matrix, what, where)
+    return matrix
+
+
+def parse_table(content: str, what: str, where: str, delimiter: str | None = None) -> np.ndarray:
+    """A rectangular numeric table from text (``#`` comments, comma when the first data line
+    has one, else whitespace); ``ValueError`` naming ``where`` for anything else."""
     rows = [
         line for line in content.splitlines() if line.strip() and not line.lstrip().startswith("#")
     ]
@@ -348,9 +356,7 @@ def _parse_matrix(
     lengths = {len(r) for r in values}
     if len(lengths) != 1:
         raise ValueError(f"{where}: {what} has ragged rows (row lengths {sorted(lengths)}).")
-    matrix = np.array(values, dtype=np.float64)
-    check_matrix(matrix, what, where)
-    return matrix
+    return np.array(values, dtype=np.float64)
 
 
 def _parse_centres(content: str, where: str) -> tuple[list[str], np.ndarray]:
