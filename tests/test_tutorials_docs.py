@@ -4,6 +4,7 @@ into ``tutorials/run_all.py``. (The tutorials themselves run in CI with
 
 import ast
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -16,7 +17,9 @@ import netdyn
 import netdyn.datasets
 
 ROOT = Path(__file__).resolve().parents[1]
-TUTORIALS = sorted(p for p in (ROOT / "tutorials").glob("*.py") if p.name != "run_all.py")
+# tutorials/run_all.py and private helpers (tutorials/_record.py) are not tutorials.
+TUTORIALS = sorted(p for p in (ROOT / "tutorials").glob("*.py")
+                   if p.name != "run_all.py" and not p.name.startswith("_"))
 
 
 def _load(path: Path, name: str):
@@ -183,3 +186,109 @@ def test_site_builds_strict_offline_with_typeset_math(tmp_path):
         assert not re.search(r'class="arithmatex">\\[(\[]', text), name
         assert "mathjax" not in text.lower(), name
         assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', text), name
+
+
+_TINY = """# %% [markdown]
+# # Tiny
+
+# %%
+import os
+import sys
+
+QUICK = "--quick" in sys.argv
+print("quick:", QUICK, "main:", __name__)
+print("step 1/2\\rstep 2/2")
+
+# %% [markdown]
+# A figure.
+
+# %%
+out = os.environ["NETDYN_TUTORIAL_OUT"]
+with open(os.path.join(out, "fig.png"), "wb") as f:
+    f.write(b"not really a png")
+print("saved to", os.path.join(out, "fig.png"))
+
+# %%
+x = 1
+"""
+
+
+def _record_run(tmp_path, source, *flags):
+    path = tmp_path / "tiny.py"
+    path.write_text(source)
+    out = tmp_path / "out" / "tiny"
+    env = dict(os.environ, NETDYN_TUTORIAL_OUT=str(out))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tutorials" / "_record.py"), str(path), str(out), *flags],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    record = json.loads((out / "outputs.json").read_text())
+    return done, record, out
+
+
+def test_record_keeps_each_cells_output_and_figures(tmp_path):
+    done, record, out = _record_run(tmp_path, _TINY, "--quick")
+    assert done.returncode == 0, done.stderr
+    assert "quick: True main: __main__" in done.stdout  # still printed as it runs
+    assert record["tutorial"] == "tiny" and record["quick"] and record["complete"]
+    assert [c["index"] for c in record["cells"]] == [1, 3, 4]  # code cells, counted as cells
+    first, second, third = record["cells"]
+    # The progress line shows its last state; the folder is named, not spelled out.
+    assert first["stdout"] == "quick: True main: __main__\nstep 2/2"
+    assert first["figures"] == [] and third == {**third, "stdout": "", "figures": []}
+    assert second["stdout"] == "saved to $NETDYN_TUTORIAL_OUT/fig.png"
+    assert second["figures"] == ["fig.png"] and (out / "fig.png").is_file()
+
+
+def test_record_stops_at_an_error_with_the_tutorials_line_numbers(tmp_path):
+    source = _TINY.replace("x = 1", "print('before')\nx = 1 / 0\nprint('after')")
+    done, record, _ = _record_run(tmp_path, source)
+    assert done.returncode == 1 and not record["complete"] and not record["quick"]
+    line = source.splitlines().index("x = 1 / 0") + 1
+    assert f'tiny.py", line {line}' in done.stderr and "ZeroDivisionError" in done.stderr
+    assert record["cells"][-1]["stdout"] == "before"  # what it printed up to the error
+
+
+def test_hook_shows_recorded_outputs_and_figures_under_their_cells(tmp_path):
+    hook = _load(ROOT / "docs" / "_hooks" / "tutorials.py", "tutorials_hook")
+    done, record, out = _record_run(tmp_path, _TINY, "--quick")
+    assert done.returncode == 0, done.stderr
+    assert hook.read_record("tiny", out.parent) == record
+    page = hook.to_markdown(_TINY, "tiny", record=record, figures={"fig.png"})
+    blocks = [
+        'print("step 1/2\\rstep 2/2")\n```',
+        "```{.text .tutorial-output}\nquick: True main: __main__\nstep 2/2\n```",
+        "A figure.",
+        "```{.text .tutorial-output}\nsaved to $NETDYN_TUTORIAL_OUT/fig.png\n```",
+        "![tiny: fig.png](tiny/fig.png){ .tutorial-figure }",
+        "x = 1\n```\n",
+    ]
+    position = 0
+    for block in blocks:
+        found = page.find(block, position)
+        assert found >= 0, (block, page)
+        position = found + len(block)
+    assert page.count("tutorial-output") == 2  # nothing for the silent cell
+    assert "quick version" in page and "Outputs not included" not in page
+
+    # An edited cell loses its (stale) output, and the page says so.
+    edited = _TINY.replace('print("saved to"', 'print("written to"')
+    page = hook.to_markdown(edited, "tiny", record=record, figures={"fig.png"})
+    assert page.count("tutorial-output") == 1 and "](tiny/fig.png)" not in page
+    assert "1 cell(s) changed since that run" in page
+
+    # No record (CI's pytest runs before the tutorials): the code, and how to get outputs.
+    page = hook.to_markdown(_TINY, "tiny")
+    assert "tutorial-output" not in page and "Outputs not included" in page
+    assert "python tutorials/run_all.py --quick --only tiny" in page
+    (out / "outputs.json").write_text("{not json")
+    assert hook.read_record("tiny", out.parent) is None
+
+
+def test_output_blocks_are_fenced_and_shortened():
+    hook = _load(ROOT / "docs" / "_hooks" / "tutorials.py", "tutorials_hook")
+    block = hook._output_block("a ```` b")
+    assert block.startswith("`````{.text") and block.endswith("\n`````")
+    long = hook._output_block("\n".join(str(i) for i in range(100)))
+    lines = long.splitlines()[1:-1]
+    assert lines[:2] == ["0", "1"] and lines[-1] == "99" and "[... 40 lines not shown ...]" in lines

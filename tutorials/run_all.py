@@ -2,21 +2,24 @@
 
     python tutorials/run_all.py --quick            # what CI runs (a few minutes)
     python tutorials/run_all.py                    # the full versions (much longer)
-    python tutorials/run_all.py --quick --only sweeps_and_scale --out tutorials/_output
+    python tutorials/run_all.py --quick --only sweeps_and_scale --out /tmp/tutorials
 
-Figures go to ``--out`` (default: a fresh temporary folder), passed to the tutorials as
-``$NETDYN_TUTORIAL_OUT``. Exits with status 1 if any tutorial fails.
+Each tutorial runs cell by cell through ``tutorials/_record.py``, which records what each
+cell prints and the figures it saves in ``OUT/NAME/`` (passed to the tutorial as
+``$NETDYN_TUTORIAL_OUT``), ``OUT`` being ``--out`` (default ``tutorials/_output``, ignored
+by git). ``mkdocs build`` shows them on the tutorial pages. Exits with status 1 if any
+tutorial fails.
 """
 
 import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+OUTPUTS = HERE / "_output"  # where docs/_hooks/tutorials.py looks for the outputs
 # In reading order.
 TUTORIALS = (
     "composing_models",
@@ -32,21 +35,26 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="the short versions (CI)")
     parser.add_argument("--only", nargs="+", choices=TUTORIALS, default=None,
                         metavar="NAME", help=f"run only these ({', '.join(TUTORIALS)})")
-    parser.add_argument("--out", default=None, help="folder for the figures")
+    parser.add_argument("--out", default=str(OUTPUTS),
+                        help="folder for the outputs and figures (default: tutorials/_output)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds allowed per tutorial (default: none)")
     args = parser.parse_args(argv)
 
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="netdyn-tutorials-"))
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, NETDYN_TUTORIAL_OUT=str(out.resolve()), MPLBACKEND="Agg")
+    if out.resolve() == OUTPUTS.resolve():
+        (out / ".gitignore").write_text("# written by tutorials/run_all.py\n*\n")
     names = args.only or TUTORIALS
     mode = "quick" if args.quick else "full"
-    print(f"running {len(names)} tutorial(s), {mode} mode; figures in {out}", flush=True)
+    print(f"running {len(names)} tutorial(s), {mode} mode; outputs in {out}", flush=True)
 
     results = []
     for name in names:
-        command = [sys.executable, str(HERE / f"{name}.py")] + (["--quick"] if args.quick else [])
+        folder = (out / name).resolve()
+        env = dict(os.environ, NETDYN_TUTORIAL_OUT=str(folder), MPLBACKEND="Agg")
+        command = [sys.executable, str(HERE / "_record.py"), str(HERE / f"{name}.py"),
+                   str(folder)] + (["--quick"] if args.quick else [])
         print(f"\n=== {name} ===", flush=True)
         start = time.perf_counter()
         try:

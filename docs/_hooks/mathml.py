@@ -29,13 +29,15 @@ _DELIMITERS = {"span": (r"\(", r"\)"), "div": (r"\[", r"\]")}
 # latex2mathml has align*, split, ... but not amsmath's `aligned`; `split` lays out the
 # same rows (right-aligned left sides, `&=` columns, no equation numbers).
 _ALIGNED = re.compile(r"\\(begin|end)\{aligned\}")
+# Standard LaTeX operators that latex2mathml does not know, written as operator names.
+_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
 _UNKNOWN = re.compile(r">\\[A-Za-z]+<")  # an element whose text is a TeX command
 
 
 def tex_to_mathml(tex: str, display: bool) -> str:
     """MathML for the TeX ``tex`` (no delimiters), with ``tex`` as its annotation."""
-    mathml = convert(_ALIGNED.sub(r"\\\1{split}", tex),
-                     display="block" if display else "inline")
+    source = _OPERATORS.sub(r"\\operatorname{\1}", _ALIGNED.sub(r"\\\1{split}", tex))
+    mathml = convert(source, display="block" if display else "inline")
     unknown = _UNKNOWN.search(mathml)
     if unknown:
         raise ValueError(f"unknown command {unknown.group(0)[1:-1]}")

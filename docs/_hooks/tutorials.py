@@ -1,15 +1,24 @@
-"""MkDocs hook: render the jupytext "percent" tutorials in ``tutorials/`` as pages, and the
-benchmark reports in ``benchmarks/`` (with their figures) as a "Benchmarks" section.
+"""MkDocs hook: render the jupytext "percent" tutorials in ``tutorials/`` as pages, with
+what each code cell printed and the figures it saved, and the benchmark reports in
+``benchmarks/`` (with their figures) as a "Benchmarks" section.
 
 ``tutorials/NAME.py`` becomes ``tutorials/NAME.md``: ``# %% [markdown]`` cells become
 prose (the leading ``# `` of each line removed), code cells become Python code blocks.
-Nothing is executed; the tutorials run in CI with ``python tutorials/run_all.py --quick``.
+Nothing is executed here: ``python tutorials/run_all.py [--quick]`` (CI runs it before
+the build) runs each tutorial through ``tutorials/_record.py``, which writes
+``tutorials/_output/NAME/outputs.json`` (each code cell's printed output and the figures
+it saved, beside it). Under each code cell the page shows that output and those figures,
+when the cell's source is still the one that ran; a page without a record says how to
+make one. Any ``tutorials/*.py`` with ``# %%`` cells is picked up.
 
 A markdown line ``<!-- benchmark: NAME -->`` in a tutorial becomes a link to the page of
 ``benchmarks/NAME.md`` when that report exists, and disappears otherwise (the reports are
 written by the scripts in ``scripts/`` and may be missing from a checkout).
 """
 
+import importlib.util
+import json
+import logging
 import re
 from pathlib import Path
 
@@ -17,23 +26,30 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tutorials"
+OUTPUTS = SOURCE / "_output"  # written by tutorials/run_all.py
 BENCHMARKS = ROOT / "benchmarks"
 REPO = "tutorials"
+MAX_OUTPUT_LINES = 60  # longer outputs keep their first and last 30 lines
+
+log = logging.getLogger("mkdocs.hooks.tutorials")
+
+
+def _load_recorder():
+    # One definition of a cell and of its fingerprint, shared with the recorder.
+    spec = importlib.util.spec_from_file_location("netdyn_tutorial_record",
+                                                  SOURCE / "_record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_record = _load_recorder()
 _MARKER = re.compile(r"^<!-- benchmark: (\w+) -->$")
 _LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 
 
 def _cells(text: str):
-    kind, lines = None, []
-    for line in text.splitlines():
-        if line.startswith("# %%"):
-            if kind is not None:
-                yield kind, lines
-            kind = "markdown" if "[markdown]" in line else "code"
-            lines = []
-        elif kind is not None:
-            lines.append(line)
-    if kind is not None:
+    for _, kind, _, lines in _record.cells(text):
         yield kind, lines
 
 
@@ -47,12 +63,57 @@ def _benchmark_link(name: str, available) -> list[str]:
     ]
 
 
-def to_markdown(text: str, name: str, benchmarks: dict[str, str] | None = None) -> str:
+def _fence(text: str) -> str:
+    # A fence longer than any backtick run in the text cannot be closed by it.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _output_block(stdout: str) -> str:
+    lines = stdout.splitlines()
+    if len(lines) > MAX_OUTPUT_LINES:
+        half = MAX_OUTPUT_LINES // 2
+        lines = [*lines[:half], f"[... {len(lines) - 2 * half} lines not shown ...]",
+                 *lines[-half:]]
+    text = "\n".join(lines)
+    fence = _fence(text)
+    return f"{fence}{{.text .tutorial-output}}\n{text}\n{fence}"
+
+
+def _outputs_note(name: str, record: dict | None, stale: int) -> str:
+    command = f"python {REPO}/run_all.py --quick --only {name}"
+    if record is None:
+        return (
+            '!!! warning "Outputs not included"\n    This build of the site has no recorded '
+            f"run of this tutorial, so it shows the code without its printed output and "
+            f"figures. To include them, run `{command}` (or `python {REPO}/run_all.py "
+            "--quick` for all tutorials) before `mkdocs build`."
+        )
+    mode = ("the quick version (`--quick`: shorter simulations and fewer steps than the "
+            "full tutorial, so the numbers differ)") if record.get("quick") else \
+        "the full version"
+    lines = [f'!!! info "Outputs"\n    The printed output and figures under the code cells '
+             f"come from a run of {mode}, recorded by `python {REPO}/run_all.py`."]
+    if not record.get("complete"):
+        lines.append("    That run stopped with an error: cells after it show no output.")
+    if stale:
+        lines.append(f"    {stale} cell(s) changed since that run and show no output: run "
+                     f"`{command}` again to refresh them.")
+    return "\n\n".join(lines)
+
+
+def to_markdown(text: str, name: str, benchmarks: dict[str, str] | None = None,
+                record: dict | None = None, figures: set[str] | None = None) -> str:
     """The page for one tutorial's source ``text``; ``benchmarks``: ``{name: title}`` of
-    the benchmark pages that exist."""
+    the benchmark pages that exist; ``record``: the tutorial's ``outputs.json`` (or None
+    when it has not been run); ``figures``: the recorded figure files that exist, as
+    paths relative to the page's folder of figures (``NAME/``)."""
     available = benchmarks or {}
-    parts = []
-    for kind, lines in _cells(text):
+    recorded = {cell["index"]: cell for cell in (record or {}).get("cells", [])}
+    figures = figures or set()
+    parts, stale = [], 0
+    for index, (kind, lines) in enumerate(_cells(text)):
+        fingerprint = _record.cell_sha256(lines)
         while lines and not lines[-1].strip():
             lines.pop()
         while lines and not lines[0].strip():
@@ -66,15 +127,43 @@ def to_markdown(text: str, name: str, benchmarks: dict[str, str] | None = None) 
                 marker = _MARKER.match(line.strip())
                 prose += _benchmark_link(marker.group(1), available) if marker else [line]
             parts.append("\n".join(prose))
-        else:
-            parts.append("```python\n" + "\n".join(lines) + "\n```")
+            continue
+        parts.append("```python\n" + "\n".join(lines) + "\n```")
+        cell = recorded.get(index)
+        if cell is None:
+            continue
+        if cell["source_sha256"] != fingerprint:
+            stale += 1
+            continue
+        if cell["stdout"].strip():
+            parts.append(_output_block(cell["stdout"]))
+        for figure in cell["figures"]:
+            if figure in figures:
+                parts.append(f"![{name}: {figure}]({name}/{figure}){{ .tutorial-figure }}")
     note = (
         f'!!! note "Run it"\n    This page is `{REPO}/{name}.py`, a script in jupytext '
         f"percent format: run it with `python {REPO}/{name}.py` (add `--quick` for a "
         "short version) or open it as a notebook with jupytext."
     )
     title, *rest = parts
-    return "\n\n".join([title, note, *rest]) + "\n"
+    return "\n\n".join([title, note, _outputs_note(name, record, stale), *rest]) + "\n"
+
+
+def read_record(name: str, outputs: Path = OUTPUTS) -> dict | None:
+    """The recorded run ``outputs/NAME/outputs.json`` of a tutorial, or None."""
+    path = outputs / name / "outputs.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+        assert isinstance(record, dict) and isinstance(record["cells"], list)
+        for cell in record["cells"]:
+            assert {"index", "source_sha256", "stdout", "figures"} <= set(cell)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        # A broken record must not break the site: the page says it has no outputs.
+        log.info("ignoring the unreadable tutorial record %s", path)
+        return None
+    return record
 
 
 def _title(path: Path) -> str:
@@ -115,11 +204,21 @@ def on_files(files, config):
     pages = benchmark_pages()
     for path in sorted(SOURCE.glob("*.py")):
         text = path.read_text()
-        if "# %%" not in text:
+        if path.name.startswith("_") or "# %%" not in text:
             continue
+        name = path.stem
+        record = read_record(name)
+        figures = set()
+        for cell in (record or {}).get("cells", []):
+            for figure in cell["figures"]:
+                source = OUTPUTS / name / figure
+                if source.is_file() and figure not in figures:
+                    figures.add(figure)
+                    files.append(File.generated(config, f"tutorials/{name}/{figure}",
+                                                abs_src_path=str(source)))
         files.append(
-            File.generated(config, f"tutorials/{path.stem}.md",
-                           content=to_markdown(text, path.stem, pages))
+            File.generated(config, f"tutorials/{name}.md",
+                           content=to_markdown(text, name, pages, record, figures))
         )
     figures = {p.name for p in BENCHMARKS.glob("*.png")}
     for name in sorted(figures):
