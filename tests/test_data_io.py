@@ -170,3 +170,147 @@ def test_npz_labels_of_wrong_shape(tmp_path):
     np.savez(tmp_path / "lab.npz", weights=W, labels=np.array([LABELS, LABELS]))
     with pytest.raises(ValueError, match=r"lab\.npz\['labels'\].*1-D.*\(2, 3\)"):
         datasets.read_npz(tmp_path / "lab.npz")
+
+
+# ------------------------------------------------------- tab-separated / BIDS connectomes
+
+
+def _tsv(matrix, header=None, row_labels=None, corner=True, sep="\t") -> str:
+    lines = []
+    if header is not None:
+        lines.append(sep.join(([""] if corner and row_labels is not None else []) + list(header)))
+    for i, row in enumerate(matrix):
+        fields = [repr(float(v)) for v in row]
+        lines.append(sep.join(([row_labels[i]] if row_labels is not None else []) + fields))
+    return "\n".join(lines) + "\n"
+
+
+def _nodes(labels=LABELS, centres=CENTRES, name_column="name") -> str:
+    rows = [f"index\t{name_column}\tx\ty\tz\tcolor"]
+    rows += [f"{i + 1}\t{lab}\t{x}\t{y}\t{z}\t#ff0000"
+             for i, (lab, (x, y, z)) in enumerate(zip(labels, centres))]
+    return "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize(
+    "header, row_labels, corner",
+    [(None, None, True), (LABELS, None, True), (None, LABELS, True), (LABELS, LABELS, True),
+     (LABELS, LABELS, False)],
+    ids=["plain", "header", "row-labels", "both", "both-no-corner"],
+)
+def test_read_tsv_connectome_layouts(tmp_path, header, row_labels, corner):
+    (tmp_path / "w.tsv").write_text(_tsv(W, header, row_labels, corner))
+    d = datasets.read_tsv_connectome(tmp_path / "w.tsv")
+    np.testing.assert_array_equal(d.weights, W)  # [target, source], not transposed
+    want = LABELS if (header or row_labels) else ("0", "1", "2")
+    assert d.labels == want and d.name == "w" and d.lengths is None
+
+
+def test_read_tsv_connectome_with_lengths_and_nodes(tmp_path):
+    (tmp_path / "sub-01_meas-weights_relmat.dense.tsv").write_text(_tsv(W, LABELS, LABELS))
+    (tmp_path / "sub-01_meas-lengths_relmat.dense.tsv").write_text(_tsv(L, LABELS))
+    (tmp_path / "sub-01_nodes.tsv").write_text(_nodes())
+    d = datasets.read_tsv_connectome(
+        tmp_path / "sub-01_meas-weights_relmat.dense.tsv",
+        tmp_path / "sub-01_meas-lengths_relmat.dense.tsv",
+        tmp_path / "sub-01_nodes.tsv",
+        name="sub-01",
+    )
+    assert d.name == "sub-01" and d.labels == LABELS
+    np.testing.assert_array_equal(d.weights, W)
+    np.testing.assert_array_equal(d.lengths, L)
+    np.testing.assert_array_equal(d.centres, CENTRES)
+    # Labels from the nodes file alone, comma-separated matrices, "label" column.
+    (tmp_path / "w.csv").write_text(_tsv(W, sep=","))
+    (tmp_path / "n.tsv").write_text(_nodes(name_column="Label"))
+    d = datasets.read_tsv_connectome(tmp_path / "w.csv", nodes=tmp_path / "n.tsv")
+    assert d.labels == LABELS
+
+
+@pytest.mark.parametrize(
+    "files, match",
+    [
+        ({"w": _tsv(W, LABELS, ("rA", "lC", "rB"))}, r"w\.tsv: row labels and column labels"),
+        ({"w": _tsv(W, LABELS[:2])}, r"w\.tsv: the header row has 2 labels for a 3 x 3"),
+        ({"w": _tsv(W[:2], LABELS)}, r"w\.tsv: weights must be a square matrix.*\(2, 3\)"),
+        ({"w": "a\tb\n1\tx\n2\t3\n"}, r"w\.tsv: weights has a non-numeric entry 'x' in data row 1"),
+        ({"w": "1\t2\t3\n4\t5\n"}, r"w\.tsv: weights has ragged rows"),
+        ({"w": _tsv(-W)}, r"w\.tsv: weights contains .* negative"),
+        ({"w": "# only a comment\n"}, r"w\.tsv: weights is empty"),
+        ({"w": "\t".join(LABELS) + "\n"}, r"w\.tsv: weights has a header row but no data"),
+        ({"w": _tsv(W, LABELS), "l": _tsv(L, ("rA", "rB", "XX"))},
+         r"l\.tsv: region labels disagree with .*w\.tsv: region 2 is 'XX' here and 'lC'"),
+        ({"w": _tsv(W), "l": _tsv(L[:2, :2])}, r"l\.tsv: lengths has shape \(2, 2\)"),
+        ({"w": _tsv(W), "n": _nodes(LABELS[:2], CENTRES[:2])}, r"n\.tsv: 2 rows for 3 nodes"),
+        ({"w": _tsv(W), "n": "index\tcolour\n1\tred\n"}, r"n\.tsv: the nodes table needs"),
+        ({"w": _tsv(W, LABELS), "n": _nodes(("rA", "rB", "rC"))},
+         r"n\.tsv: region labels disagree .* region 2 is 'rC' here and 'lC'"),
+        ({"w": _tsv(W), "n": "name\tx\ty\tz\na\t1\t2\n"}, r"n\.tsv: nodes row 1 has 3 fields"),
+    ],
+)
+def test_read_tsv_connectome_errors(tmp_path, files, match):
+    paths = {}
+    for key, content in files.items():
+        paths[key] = tmp_path / f"{key}.tsv"
+        paths[key].write_text(content)
+    with pytest.raises(ValueError, match=match):
+        datasets.read_tsv_connectome(paths["w"], paths.get("l"), paths.get("n"))
+
+
+# ----------------------------------------------------------------- TVB zip, written
+
+
+def _full_dataset(labels=LABELS):
+    rng = np.random.default_rng(0)
+    w = rng.uniform(size=(3, 3)) * (1 - np.eye(3)) / 3.0  # values with no short decimal form
+    return datasets.Dataset(
+        w, L * np.pi, labels, name="conn", centres=CENTRES / 7.0,
+        cortical=np.array([True, False, True]), hemispheres=np.array([False, True, True]),
+        areas=np.array([1.0 / 3, 2.5, 9.0]),
+    )
+
+
+def test_write_tvb_zip_round_trips(tmp_path):
+    d = _full_dataset()
+    path = datasets.write_tvb_zip(d, tmp_path / "conn.zip")
+    assert path == tmp_path / "conn.zip"
+    back = datasets.read_tvb_zip(path)
+    assert back.labels == d.labels and back.name == "conn"
+    for what in ("weights", "lengths", "centres", "areas", "cortical", "hemispheres"):
+        np.testing.assert_array_equal(getattr(back, what), getattr(d, what), err_msg=what)
+    # The members are what TVB's reader parses: whitespace-separated text.
+    with zipfile.ZipFile(path) as zf:
+        assert set(zf.namelist()) == {"weights.txt", "tract_lengths.txt", "centres.txt",
+                                      "areas.txt", "cortical.txt", "hemispheres.txt"}
+        np.testing.assert_array_equal(np.loadtxt(io.BytesIO(zf.read("weights.txt"))), d.weights)
+        first = zf.read("centres.txt").decode().splitlines()[0].split()
+        assert first[0] == "rA" and float(first[3]) == CENTRES[0, 2] / 7.0
+        assert zf.read("hemispheres.txt").decode() == "0\n1\n1\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["conn.zip"]  # no temporary file left
+
+
+def test_write_tvb_zip_minimal_and_embedded(tmp_path):
+    hcp = datasets.load("hcp")
+    back = datasets.read_tvb_zip(datasets.write_tvb_zip(hcp, tmp_path / "hcp.zip"))
+    assert back.labels == hcp.labels
+    np.testing.assert_array_equal(back.weights, hcp.weights)
+    np.testing.assert_array_equal(back.lengths, hcp.lengths)
+    np.testing.assert_array_equal(back.centres, np.zeros((80, 3)))  # placeholders
+    assert back.areas is None and back.cortical is None
+
+
+def test_write_tvb_zip_errors(tmp_path):
+    d = _full_dataset()
+    datasets.write_tvb_zip(d, tmp_path / "a.zip")
+    with pytest.raises(ValueError, match=r"a\.zip: exists; pass overwrite=True"):
+        datasets.write_tvb_zip(d, tmp_path / "a.zip")
+    datasets.write_tvb_zip(d, tmp_path / "a.zip", overwrite=True)
+    with pytest.raises(ValueError, match="has no tract lengths"):
+        datasets.write_tvb_zip(datasets.Dataset(W), tmp_path / "b.zip")
+    with pytest.raises(ValueError, match=r"label 1 \('r B'\) is empty or contains whitespace"):
+        datasets.write_tvb_zip(_full_dataset(("rA", "r B", "lC")), tmp_path / "c.zip")
+    with pytest.raises(ValueError, match="is a folder"):
+        datasets.write_tvb_zip(d, tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        datasets.write_tvb_zip(d, tmp_path / "nowhere" / "d.zip")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]

@@ -6,6 +6,7 @@ import netdyn as nd
 nd.datasets.available()            # ('hcp',)
 data = nd.datasets.load("hcp")     # weights [target, source], lengths (mm), labels, fc, bold
 conn = nd.datasets.read_tvb_zip("connectivity_76.zip")
+nd.datasets.write_tvb_zip(conn, "copy.zip")
 ```
 
 Provenance, licences and processing of the embedded data: `NOTICE.md` in this folder.
@@ -20,3 +21,5 @@ from ._readers import (
     read_npz as read_npz,
     read_tvb_zip as read_tvb_zip,
 )
+from ._tsv import read_tsv_connectome as read_tsv_connectome
+from ._tvb_writer import write_tvb_zip as write_tvb_zip
