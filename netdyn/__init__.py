@@ -81,7 +81,7 @@ from ._remat.nested import Nested as Nested
 from ._remat.no_remat import NoRemat as NoRemat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
-from ._simulate import simulate as simulate
+from ._simulate.simulate import simulate as simulate
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver
 from ._solver.euler import Euler as Euler

@@ -18,7 +18,7 @@ from .._observation.fc import fc
 from .._observation.fcd import fcd, fcd_values
 from .._observation.losses import fcd_distance
 from .._observation.summary import fc_summary
-from .._simulate import simulate
+from .._simulate.simulate import simulate
 from .._solver._base import AbstractSolver
 
 Metric = Literal["rmse", "1-r", "1-r+mean"]
