@@ -1,7 +1,10 @@
 """The README is what a new user runs first: its commands and its example must work."""
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +25,49 @@ def test_ci_runs_the_readme_install_and_test_commands():
     assert "pytest" in bash and "pytest" in ci
 
 
+def _commands(text: str) -> list[str]:
+    return [line.split(" #")[0].strip() for line in text.splitlines() if line.strip()]
+
+
+def test_install_is_clone_cd_venv_then_the_command_ci_runs():
+    (install,) = [b for b in _blocks("bash") if "pip install" in b]
+    assert _commands(install) == [
+        "git clone <repository-url> netdyn",
+        "cd netdyn",
+        "python3 -m venv .venv",
+        ". .venv/bin/activate",
+        'pip install -e ".[dev]"',
+    ]
+    # CI does the same in a fresh environment of its own: venv, activate, then install.
+    ci = _commands((ROOT / ".ci" / "run").read_text())
+    venv = next(i for i, c in enumerate(ci) if c.startswith("python3 -m venv "))
+    folder = ci[venv].split()[-1]
+    assert ci.index(f". {folder}/bin/activate") > venv
+    assert ci.index('pip install -e ".[dev]"') > ci.index(f". {folder}/bin/activate")
+
+
+def _dtype_in_fresh_process(code: str, **env) -> str:
+    environment = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    done = subprocess.run(
+        [sys.executable, "-c", code + "\nimport jax.numpy as jnp\n"
+         "print(jnp.asarray(1.0).dtype, jnp.zeros(3).dtype)"],
+        env=environment | env, capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_readme_float64_switches_work_in_a_fresh_process():
+    (snippet,) = [b for b in _blocks("python") if "jax_enable_x64" in b]
+    assert snippet.index("jax_enable_x64") < snippet.index("import netdyn")
+    assert _dtype_in_fresh_process(snippet) == ["float64", "float64"]
+    assert "export JAX_ENABLE_X64=1" in _commands("\n".join(_blocks("bash")))
+    assert _dtype_in_fresh_process("import netdyn as nd", JAX_ENABLE_X64="1") == [
+        "float64", "float64"]
+    # Without either, JAX's default: float32 (what the switch is for).
+    assert _dtype_in_fresh_process("import netdyn as nd") == ["float32", "float32"]
+
+
 def test_readme_main_command_is_the_console_script():
     import tomllib
 
@@ -32,7 +78,7 @@ def test_readme_main_command_is_the_console_script():
 
 
 def test_readme_example_runs_and_matches_the_empirical_fc(capsys):
-    (example,) = _blocks("python")
+    (example,) = [b for b in _blocks("python") if "FC r =" in b]
     exec(compile(example, "README.md", "exec"), {})
     printed = capsys.readouterr().out
     match = re.search(r"FC r = (-?[0-9.]+)", printed)
