@@ -68,7 +68,26 @@ def _grid_values(values, several: bool, n_params: int) -> list[np.ndarray]:
     return out
 
 
-def _global_array(x, sharding: NamedSharding) -> jax.Array:
+def batch_shardings(devices: Sequence[jax.Device]) -> tuple[NamedSharding, NamedSharding]:
+    """``(split, replicated)``: arrays split along their leading (batch) axis across
+    ``devices``, and arrays held whole by every device (a one-axis ``Mesh``)."""
+    mesh = Mesh(np.asarray(devices), (_AXIS,))
+    return NamedSharding(mesh, PartitionSpec(_AXIS)), NamedSharding(mesh, PartitionSpec())
+
+
+def padded_index(n: int, n_devices: int) -> np.ndarray:
+    """Rows ``0, ..., n - 1``, then copies of the last one up to a multiple of
+    ``n_devices``: a batch that splits evenly, whose padding is dropped from the results."""
+    size = math.ceil(n / n_devices) * n_devices
+    return np.concatenate([np.arange(n), np.full(size - n, n - 1)])
+
+
+def global_array(x, sharding: NamedSharding) -> jax.Array:
+    """``x`` (the same host or device data in every process) placed with ``sharding``."""
+    if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        # Typed PRNG keys go as their raw data (what NumPy can hold).
+        data = global_array(jax.random.key_data(x), sharding)
+        return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
     if jax.process_count() == 1:
         return jax.device_put(x, sharding)
     # Several processes (jax.distributed): each one supplies the shards its own devices
@@ -77,7 +96,9 @@ def _global_array(x, sharding: NamedSharding) -> jax.Array:
     return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
-def _to_host(x: jax.Array) -> np.ndarray:
+def host_array(x: jax.Array) -> np.ndarray:
+    """The whole of ``x`` as a NumPy array in every process (a collective when ``x`` spans
+    several processes: every process must call it)."""
     if x.is_fully_addressable:
         return np.asarray(x)
     return np.asarray(multihost_utils.process_allgather(x, tiled=True))
@@ -180,19 +201,16 @@ def sweep(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
     batch = math.ceil(min(int(batch_size), n_points) / n_devices) * n_devices
-    n_batches = math.ceil(n_points / batch)
 
     # Flat list of grid points (row-major, as numpy.ndindex), padded to whole batches.
     axes = np.indices(grid_shape).reshape(len(grid_shape), -1)
-    index = np.concatenate([np.arange(n_points), np.full(n_batches * batch - n_points,
-                                                         n_points - 1)])
+    index = padded_index(n_points, batch)
+    n_batches = len(index) // batch
     flat = [v[a[index]] for v, a in zip(grid, axes)]
 
-    mesh = Mesh(np.asarray(devices), (_AXIS,))
-    split = NamedSharding(mesh, PartitionSpec(_AXIS))
-    replicated = NamedSharding(mesh, PartitionSpec())
+    split, replicated = batch_shardings(devices)
     arrays, static = eqx.partition(model, eqx.is_array)
-    arrays = jax.tree.map(lambda x: _global_array(x, replicated), arrays)
+    arrays = jax.tree.map(lambda x: global_array(x, replicated), arrays)
 
     def select(m):
         return tuple(where(m)) if several else where(m)
@@ -209,9 +227,9 @@ def sweep(
     chunks = []
     for b in range(n_batches):
         rows = slice(b * batch, (b + 1) * batch)
-        params = tuple(_global_array(np.ascontiguousarray(f[rows]), split) for f in flat)
+        params = tuple(global_array(np.ascontiguousarray(f[rows]), split) for f in flat)
         out = evaluate(arrays, params)
-        chunks.append(jax.tree.map(_to_host, out))
+        chunks.append(jax.tree.map(host_array, out))
         if progress:
             _report(sys.stderr, b + 1, n_batches, min((b + 1) * batch, n_points), start)
 

@@ -78,8 +78,9 @@ def fit(
       ``FitDivergedError`` (then the last good state), the state after the last
       completed step is written there atomically (temporary file, then ``os.replace``):
       the trained leaves' unconstrained values, the optimiser state, the step counter
-      and the history, with the parameter names, shapes, transforms and key. (A process
-      killed by a signal keeps the last periodic checkpoint.)
+      and the history, with the parameter names, shapes, transforms and key, under a
+      SHA-256 checksum that is verified on resume. (A process killed by a signal keeps
+      the last periodic checkpoint. With several processes, process 0 writes it.)
     - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
       The continued fit is bit-for-bit the uninterrupted one: same parameters, same
       history. ``model``, ``where``, ``bounds``, ``key``, ``redraw`` and the optimiser

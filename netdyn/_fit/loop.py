@@ -16,6 +16,7 @@ from .options import (
     OnNonFinite as OnNonFinite,
     check_common as check_common,
 )
+from .placement import StartsPlacement
 from .progress import Progress
 from .resume import FitCheckpoint
 from .select import Selection, select
@@ -39,36 +40,52 @@ def prepare(model, loss_fn, optimizer, where, options: FitOptions) -> Selection:
 
 class _Loop:
     """One run of the loop: what stays fixed across steps, and the history being recorded.
-    ``batch`` is ``None`` for ``fit``, the number of starts for ``fit_multistart``."""
+    ``batch`` is ``None`` for ``fit``, the number of starts for ``fit_multistart``, whose
+    arrays ``placement`` splits across devices (``None``: the default device)."""
 
     def __init__(self, model, loss_fn, optimizer, sel: Selection, batch: int | None,
-                 options: FitOptions):
+                 options: FitOptions, placement: StartsPlacement | None):
         self.loss_fn, self.optimizer, self.sel = loss_fn, optimizer, sel
-        self.batch, self.options = batch, options
+        self.batch, self.options, self.placement = batch, options, placement
         # The trained leaves become arrays, so that the compiled step sees them as inputs.
         self.base = eqx.tree_at(sel.leaf_where, model,
                                 tuple(as_float_array(v) for v in sel.values))
+        self.key = options.key
+        # With several processes (jax.distributed), one writes the files and progress.
+        self.writer = jax.process_index() == 0
+        if placement is not None:
+            self.base, self.key = placement.whole((self.base, self.key))
         self.checkpoint = FitCheckpoint(options.checkpoint, sel, batch, options.key,
-                                        options.redraw, options.steps)
+                                        options.redraw, options.steps, self.writer)
         self.rows = HistoryRows(sel.names)
+
+    def host(self, tree):
+        """``tree`` on the host (gathered from every process, without padding)."""
+        if self.placement is None:
+            return jax.device_get(tree)
+        return self.placement.host(tree)
 
     def physical(self, u) -> list:
         """The parameters' physical values for the unconstrained values ``u``."""
         return [t.forward(ui) for t, ui in zip(self.sel.transforms, u)]
 
     def save(self, state, n: int, good: int) -> None:
-        self.checkpoint.save(state, self.rows, n, good)
+        if self.checkpoint.path is not None:
+            self.checkpoint.save(self.host(state), self.rows, n, good)
 
     def advance(self, state, k: int):
         """Step ``k``: ``(next state, history row, good_here, skipped)``."""
         o = self.options
         t_start = time.perf_counter()
+        index = jnp.asarray(k, jnp.int32)
+        if self.placement is not None:
+            index = self.placement.whole(np.asarray(k, np.int32))
         new_state, out = step(
-            state, self.base, o.key, jnp.asarray(k, jnp.int32), self.loss_fn, self.optimizer,
+            state, self.base, self.key, index, self.loss_fn, self.optimizer,
             self.sel.transforms, self.sel.leaf_where, bool(o.redraw),
             o.on_nonfinite == "stop", self.batch is not None,
         )
-        loss, gnorm, skipped, good_here, aux, xs = jax.device_get(out)
+        loss, gnorm, skipped, good_here, aux, xs = self.host(out)
         jax.block_until_ready(new_state)
         wall = time.perf_counter() - t_start
         row = self.rows.append(
@@ -95,7 +112,7 @@ class _Loop:
     def stop_starts(self, k: int, new_state) -> None:
         """``fit_multistart``: raise once every start has stopped (a stopped start stays
         frozen at its last good parameters, the others go on)."""
-        if bool(np.all(_to_host(new_state[2]))):
+        if bool(np.all(self.host(new_state[2]))):
             self.save(new_state, k + 1, k + 1)
             raise FitDivergedError(
                 f"fit_multistart: every start met a non-finite loss or gradient by step "
@@ -105,7 +122,7 @@ class _Loop:
     def run(self, state, n0: int, good_n: int):
         """Steps ``n0, ..., steps - 1`` from ``state``; returns the final state."""
         o = self.options
-        show = Progress(o.steps, self.sel.names) if o.progress else None
+        show = Progress(o.steps, self.sel.names) if o.progress and self.writer else None
         n = n0
         try:
             for k in range(n0, o.steps):
@@ -138,16 +155,24 @@ class _Loop:
 
 
 def run(model, loss_fn, optimizer, *, sel: Selection, x0: list, batch: int | None,
-        options: FitOptions) -> tuple[list, FitHistory, np.ndarray]:
+        options: FitOptions, placement: StartsPlacement | None = None,
+        ) -> tuple[list, FitHistory, np.ndarray]:
     """Fit from the physical values ``x0`` of the leaves ``sel`` (with a leading axis of
     ``batch`` starts, or ``batch=None``). Returns ``(xs, history, frozen)``: the final
     physical values, the history, and which starts stopped on a non-finite value."""
-    loop = _Loop(model, loss_fn, optimizer, sel, batch, options)
+    loop = _Loop(model, loss_fn, optimizer, sel, batch, options, placement)
     u = [as_float_array(t.inverse(x)) for t, x in zip(sel.transforms, x0)]
     # (u, opt_state, frozen, good_u, good_opt): see step.step.
     state = initial_state(optimizer, u, batch)
     n0 = good_n = 0
     if options.resume and loop.checkpoint.path.exists():
         state, loop.rows, n0, good_n = loop.checkpoint.restore(state)
+    if placement is not None:
+        state = placement.starts(state)
     state = loop.run(state, n0, good_n)
-    return loop.physical(state[0]), loop.rows.history(batch=batch), _to_host(state[2])
+    u, frozen = state[0], state[2]
+    if placement is not None:
+        # Gathered from every process, so that the result lives on this process's device.
+        u, frozen = placement.host((u, frozen))
+        u = [jnp.asarray(x) for x in u]
+    return loop.physical(u), loop.rows.history(batch=batch), _to_host(frozen)

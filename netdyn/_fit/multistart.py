@@ -1,7 +1,7 @@
 """``fit_multistart``: several starting points fitted at once with ``vmap``."""
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import equinox as eqx
@@ -14,6 +14,7 @@ from .errors import FitDivergedError
 from .history import FitHistory
 from .loop import prepare, run
 from .options import FitOptions
+from .placement import StartsPlacement
 from .select import Selection
 from .step import float_dtype
 
@@ -25,6 +26,7 @@ def fit_multistart(
     *,
     where: Callable[[Any], Any],
     starts: Any,
+    devices: Sequence[jax.Device] | None = None,
     **options: Any,
 ) -> tuple[Any, FitHistory]:
     """Fit from several initial values at once (``jax.vmap`` over starts) and keep the best.
@@ -41,6 +43,11 @@ def fit_multistart(
     ``resume``, ``callback`` and ``progress``, with the same meaning and defaults
     (``keep`` does not apply: the best start is chosen by its last loss).
 
+    ``devices``: the devices to split the starts across (default ``jax.devices()``: all
+    devices, of every process after ``jax.distributed.initialize()``). The starts are
+    padded with copies of the last one to a multiple of the number of devices; the
+    padding's results are dropped.
+
     Non-finite values are handled per start, as in ``fit``: with ``on_nonfinite="stop"``
     the failing start is frozen at its last good parameters (and ignored when choosing
     the best); with ``"skip"`` only that update is skipped. ``FitDivergedError`` is
@@ -49,12 +56,38 @@ def fit_multistart(
     **Returns**: ``(best_model, history)``: ``model`` with the parameters of the start
     whose loss at the last step is lowest, and a ``FitHistory`` whose arrays have a
     second axis over starts, with ``history.best`` the index of the kept start.
+
+    **Several processes, e.g. on a SLURM cluster**: call ``jax.distributed.initialize()``
+    at the top of the script, before any other JAX call, and run the same script (the same
+    ``fit_multistart`` call, with the same arguments) in every process. The starts are then
+    split across the devices of every process; each process returns the same
+    ``(best_model, history)``, that of the same call in a single process (to rounding).
+    Process 0 alone writes ``checkpoint`` and the progress line; every process reads the
+    checkpoint on ``resume=True``, so it must lie on a filesystem they share. The
+    ``callback`` runs in every process. Under SLURM, ``jax.distributed.initialize()``
+    takes the coordinator address, the number of processes and each one's rank from the
+    job's environment, so one task per process (one per GPU, or per node on CPUs) is all
+    it needs:
+
+    ```bash
+    #!/bin/bash
+    #SBATCH --nodes=2
+    #SBATCH --ntasks-per-node=4      # one process per GPU
+    #SBATCH --gpus-per-task=1
+    srun python fit_starts.py        # calls jax.distributed.initialize(), then
+                                     # nd.fit_multistart(...) as in one process
+    ```
+
+    Elsewhere (or on one machine), pass the layout yourself:
+    ``jax.distributed.initialize(coordinator_address="host0:1234", num_processes=2,
+    process_id=i)`` in process ``i``.
     """
     settings = FitOptions.from_keywords("fit_multistart", options)
     sel = prepare(model, loss_fn, optimizer, where, settings)
     x0, batch = _starts(sel, starts)
+    placement = StartsPlacement(jax.devices() if devices is None else devices, batch)
     xs, history, frozen = run(model, loss_fn, optimizer, sel=sel, x0=x0, batch=batch,
-                              options=settings)
+                              options=settings, placement=placement)
     best = best_start(history, frozen)
     fitted = eqx.tree_at(sel.leaf_where, model, tuple(x[best] for x in xs))
     return fitted, dataclasses.replace(history, best=best)

@@ -84,9 +84,11 @@ class FitCheckpoint:
     ``step`` completed steps, the history so far, and what identifies the fit."""
 
     def __init__(self, path, sel: Selection, batch: int | None, key, redraw: bool,
-                 steps: int):
+                 steps: int, writer: bool = True):
         self.path = None if path is None else Path(path)
-        if self.path is not None:
+        # With several processes, one (``writer``) writes the file and every one reads it.
+        self.writer = writer
+        if self.path is not None and writer:
             check_writable(self.path, "checkpoint")
         self.batch = batch
         self.steps = steps
@@ -103,7 +105,7 @@ class FitCheckpoint:
     def save(self, state, rows: HistoryRows, n: int, good: int) -> None:
         """Write ``state`` after ``n`` steps (the first ``n`` rows), ``good`` being the step
         count when the last good state was reached (see ``step.step``)."""
-        if self.path is None:
+        if self.path is None or not self.writer:
             return
         h = rows.history(n, batch=self.batch)
         save_checkpoint(
