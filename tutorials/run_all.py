@@ -26,6 +26,7 @@ TUTORIALS = (
     "gradient_checkpointing",
     "fitting_rww",
     "sweeps_and_scale",
+    "eeg_jansen_rit",
 )
 
 
