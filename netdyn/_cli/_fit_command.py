@@ -1,7 +1,9 @@
 """``netdyn fit``: a scan of G for the start, the gradient fit, the held-out check."""
 
+import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import equinox as eqx
@@ -15,10 +17,12 @@ from .._fit.fit import fit
 from .._network import Network
 from .._solver.heun import Heun
 from .._sweep import sweep
+from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import load_data
 from ._model import MODELS, adam, network, remat, selection
-from ._report import report, summary, value, write_results
+from ._report import diverged_message, for_people, report, summary, write_history, write_results
+from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_command
 
 # The held-out noise: a stream of the seed's key that the fit's realisations
 # (fold_in(key, b) for b < --realisations) never use.
@@ -39,10 +43,10 @@ def _simulated_fc(loss_fn: FcLoss, model, key):
     return loss_fn.simulated_fc(model, key)
 
 
-def _grid_start(args, net: Network, loss_fn: FcLoss, key) -> tuple[float, dict]:
-    """The best of ``args.grid`` values of G over [G0 / 3, 3 G0] (G0 the model's default;
-    loss of one realisation, forward only), in the units of ``--G``, and the scan as
-    ``{"G": [...], "loss": [...]}`` (G as in the network).
+def _grid_start(args, net: Network, loss_fn: FcLoss, key) -> dict:
+    """The scan of ``args.grid`` values of G over [G0 / 3, 3 G0] (G0 the model's default;
+    loss of one realisation, forward only), in the units of ``--G``:
+    ``{"start": best G, "grid": {"G": [...], "loss": [...]}}``.
 
     The FC of delay-coupled mean-field models peaks in a narrow band of G at the edge of a
     bifurcation, and the loss is nearly flat far from it, where gradients say little: a
@@ -57,9 +61,9 @@ def _grid_start(args, net: Network, loss_fn: FcLoss, key) -> tuple[float, dict]:
               f"{values[-1]:.3g}] for a starting point ...", flush=True)
     losses = np.asarray(sweep(lambda m: one(m, key)[0], net, internal,
                               where=lambda n: n.coupling.G, batch_size=1))
-    finite = np.where(np.isfinite(losses), losses, np.inf)
-    best = int(np.argmin(finite))
-    return float(values[best]), {"G": internal.tolist(), "loss": [float(x) for x in losses]}
+    best = int(np.argmin(np.where(np.isfinite(losses), losses, np.inf)))
+    return {"start": float(values[best]),
+            "grid": {"G": values.tolist(), "loss": [float(x) for x in losses]}}
 
 
 def _losses(args, target, monitor) -> tuple[FcLoss, FcLoss]:
@@ -72,15 +76,46 @@ def _losses(args, target, monitor) -> tuple[FcLoss, FcLoss]:
     return loss_fn, heldout_fn
 
 
-def fit_command(args) -> int:
-    """Run ``netdyn fit``; the exit status."""
+def _start(args, out: Path, net, loss_fn, key) -> dict | None:
+    """The scan of G (run now, or that of the run resumed), ``None`` without a scan."""
+    if not (args.grid > 0 and args.G is None and "G" in selection(args, net)[0].names):
+        return None
+    if args.resume and (out / SCAN).is_file():
+        return json.loads((out / SCAN).read_text(encoding="utf-8"))
+    scan = _grid_start(args, net, loss_fn, key)
+    write_json(out / SCAN, scan)
+    return scan
+
+
+def fit_command(args, argv: Sequence[str]) -> int:
+    """Run ``netdyn fit`` (``argv``: its command line, for the hints); the exit status."""
     check_numbers(args)
-    out = Path(args.out)
     weights, lengths, target, name = load_data(args)
     net, monitor = network(args, weights, lengths)
-    where, _, _ = selection(args, net)  # checks --fit before any simulation
+    selection(args, net)  # --fit checked before anything is written
     loss_fn, heldout_fn = _losses(args, target, monitor)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare(args)  # --out checked and made ready before any simulation
+    if args.resume:
+        done, total = checkpoint_steps(out)
+        print(f"netdyn fit: resuming the fit in {out}: {done} of {total} steps done"
+              + (f", continuing at step {done + 1}." if done < total else
+                 "; evaluating its result again."), flush=True)
+    try:
+        return _run(args, out, (weights, lengths, target, name), net, loss_fn, heldout_fn)
+    except KeyboardInterrupt:
+        saved = checkpoint_steps(out)
+        if saved is None or saved[0] == 0:
+            print("netdyn fit: interrupted before the first step was done: nothing to "
+                  f"resume. Start again with: {rerun_command(argv)}", file=sys.stderr)
+        else:
+            print(f"netdyn fit: interrupted; {saved[0]} of {saved[1]} steps are saved in "
+                  f"{out / 'checkpoint.eqx'}. Continue with: {resume_command(argv)}",
+                  file=sys.stderr)
+        return 130
+
+
+def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
+    weights, lengths, target, name = data
     key = jax.random.key(args.seed)
     if not args.quiet:
         print(
@@ -91,12 +126,11 @@ def fit_command(args) -> int:
             f"results in {out}/", flush=True
         )
     start = time.perf_counter()  # the scan and the fit
-    scan = None
-    if args.grid > 0 and args.G is None and "G" in where.names:
-        G, scan = _grid_start(args, net, loss_fn, key)
+    scan = _start(args, out, net, loss_fn, key)
+    G = scan["start"] if scan is not None else None
+    if G is not None:
         net, _ = network(args, weights, lengths, G=G)
     where, bounds, net = selection(args, net)
-    initial = [value(x) for x in jax.tree.leaves(where(net))]
     try:
         fitted, history = fit(
             net, loss_fn, adam(args.lr, args.steps), where=where, bounds=bounds,
@@ -105,9 +139,8 @@ def fit_command(args) -> int:
             resume=args.resume, progress=not args.quiet, keep="best",
         )
     except FitDivergedError as e:
-        e.history.to_csv(out / "history.csv")
-        e.history.to_json(out / "history.json")
-        print(f"netdyn fit: {e}", file=sys.stderr)
+        write_history(out, for_people(e.history, args.model))
+        print(diverged_message(args, e, out), file=sys.stderr)
         return 1
     elapsed = time.perf_counter() - start
 
@@ -117,9 +150,9 @@ def fit_command(args) -> int:
               f"{args.heldout_duration / 1000:g} s with new noise ...", flush=True)
     heldout, simulated_heldout = _evaluate(heldout_fn, fitted,
                                            jax.random.fold_in(key, HELDOUT_STREAM))
-    result = report(args, history, where, fitted, initial, train, heldout, scan, target,
-                    elapsed)
+    history = for_people(history, args.model)
+    result = report(args, history, where(fitted), (train, heldout), scan, target, elapsed)
     plotted = write_results(args, out, result, history, target, simulated,
                             simulated_heldout, f"{args.model} on {name}: fit {args.fit}")
-    print(summary(out, result, len(history), elapsed, plotted))
+    print(summary(out, result, plotted))
     return 0

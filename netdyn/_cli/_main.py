@@ -1,11 +1,21 @@
-"""``main``: the entry point of the ``netdyn`` command."""
+"""``main``: the entry point of the ``netdyn`` command, and its error handling."""
 
+import sys
 from collections.abc import Sequence
 
 import jax
 
 from ._fit_command import fit_command
 from ._parser import build_parser
+
+
+def _one_line(e: BaseException) -> str:
+    """An error as one line that names its input (a file error names the file)."""
+    if isinstance(e, OSError) and e.strerror:
+        text = f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(text.split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -17,15 +27,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``sys.argv[1:]``).
 
     **Returns** the exit status: 0 on success, 1 if the fit diverged (the history and
-    checkpoint are still written), 2 for invalid arguments (reported on stderr).
+    checkpoint are still written), 2 for invalid arguments or input files (one line on
+    stderr), 130 if interrupted (Ctrl-C; the line says how to resume).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     # The command owns its process: simulate in float64, as the library's tests do.
     jax.config.update("jax_enable_x64", True)
     if args.command == "fit":
         try:
-            return fit_command(args)
-        except ValueError as e:
-            parser.exit(2, f"netdyn fit: error: {e}\n")
+            return fit_command(args, argv)
+        except (ValueError, OSError) as e:
+            # Bad options, unreadable or corrupt files (checkpoints included), an unwritable
+            # --out: the person's input, said in one line, not a traceback.
+            parser.exit(2, f"netdyn fit: error: {_one_line(e)}\n")
+        except KeyboardInterrupt:
+            # Before the fit started (the fit command handles it from there on).
+            print("netdyn fit: interrupted.", file=sys.stderr)
+            return 130
     return 2  # pragma: no cover - argparse requires a command

@@ -34,14 +34,21 @@ sigma are fitted (--fit G,sigma):
   burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) are printed
   and saved next to the fit's.
 
-About 8 min on a 2-core CPU in float64 (benchmarks/fit.md).
+Measured with these defaults: 458 s for the whole command on a 2-core x86_64 CPU in
+float64 (benchmarks/fit.md in the source repository); it scales with --steps, --grid,
+--duration, --realisations and the number of regions.
 
-Writes to --out: params.json (fitted and initial parameters, fit and held-out metrics,
-the G scan, the best step, the settings), history.csv and history.json (one row per step:
-loss, fc_r, mean_fc, rmse, saturation, gradient norm, seconds, parameters),
-fc_simulated.csv and fc_heldout.csv, checkpoint.eqx (resumable: rerun with --resume) and
-fit.png (loss curve, FC matrices and scatters of the fit and of the held-out run, FC
-value histograms) when matplotlib is installed (pip install "netdyn[plot]").
+Writes to --out, one folder per fit (each file written atomically): settings.json (the
+options, at the start), scan.json (the G scan), params.json (fitted and initial
+parameters in the units of --G and --sigma, fit and held-out metrics, the G scan, the
+best step, the settings with the values used), history.csv and history.json (one row
+per step, numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse,
+saturation, gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv,
+checkpoint.eqx and fit.png (loss curve, FC matrices and scatters of the fit and of the
+held-out run, FC value histograms) when matplotlib is installed (pip install
+"netdyn[plot]"). A folder with results is not overwritten without --overwrite. Ctrl-C
+keeps the steps done in checkpoint.eqx and prints the command that continues the fit
+(--resume, with the same options).
 """
 
 DEFAULT_DURATION = 43_200.0
@@ -157,7 +164,12 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     out.add_argument("--out", default="netdyn-fit", metavar="DIR",
                      help="results folder (default: ./netdyn-fit)")
     out.add_argument("--resume", action="store_true",
-                     help="continue from DIR/checkpoint.eqx (same settings needed)")
+                     help="continue the fit in DIR from DIR/checkpoint.eqx; the options that "
+                     "change the fit must be those of DIR/settings.json (--out, --remat, "
+                     "--checkpoint-every, --heldout-*, --no-plot, --quiet may differ)")
+    out.add_argument("--overwrite", action="store_true",
+                     help="start a new fit in DIR, deleting the results of an earlier one "
+                     "(without it, a DIR with results is refused)")
     out.add_argument("--checkpoint-every", type=int, default=5, metavar="N",
                      help="save the checkpoint every N steps (default 5)")
     out.add_argument("--no-plot", action="store_true", help="do not write fit.png")

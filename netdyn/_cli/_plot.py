@@ -1,19 +1,18 @@
 """The figure of ``netdyn fit`` (with matplotlib, an optional dependency)."""
 
-from pathlib import Path
-
 import numpy as np
 
 
-def figure(path: Path, history, target, train, heldout, title: str) -> bool:
-    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom)."""
+def figure(history, target, train, heldout, title: str):
+    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom): a
+    matplotlib ``Figure``, or ``None`` without matplotlib."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        return False
+        return None
     fig = Figure(figsize=(14, 7), layout="constrained")
     ax = fig.subplots(2, 4)
-    steps = history.step + 1
+    steps = history.step  # numbered from 1 (_report.for_people)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
     ax[0, 0].set_xlabel("step")
     ax[0, 0].set_ylabel("loss", color="C0")
@@ -57,5 +56,4 @@ def figure(path: Path, history, target, train, heldout, title: str) -> bool:
         f"{100 * np.mean(heldout[iu] > 0.9):9.1f}%\n"
         f"empirical mean FC {target[iu].mean():.3f}"), family="monospace", va="center")
     fig.colorbar(im, ax=ax[:, 2], shrink=0.6)
-    fig.savefig(path, dpi=100)
-    return True
+    return fig

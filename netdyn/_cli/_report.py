@@ -1,13 +1,22 @@
-"""What ``netdyn fit`` writes and prints once the fit is done."""
+"""What ``netdyn fit`` writes and prints: in the units of its options, steps counted from 1.
 
-import json
+The library's ``FitHistory`` numbers steps from 0 and holds the network's values (for
+``--model hopf`` in ms units); a person reading the progress line (``step 1/12``), the
+summary, ``params.json`` and ``history.csv`` sees one numbering and the units of ``--G``
+and ``--sigma``.
+"""
+
+import dataclasses
 from pathlib import Path
 
-import jax
 import numpy as np
 
-from .._fit.history import FitHistory, write_text_atomic
+from .._fit.errors import FitDivergedError
+from .._fit.history import FitHistory
+from ._atomic import write_figure, write_json, write_matrix
+from ._model import MODELS
 from ._plot import figure
+from ._run_folder import settings
 
 
 def value(x):
@@ -16,46 +25,77 @@ def value(x):
     return float(a) if a.ndim == 0 else a.tolist()
 
 
-def report(args, history: FitHistory, where, fitted, initial: list, train: dict,
-           heldout: dict, scan: dict | None, target: np.ndarray, elapsed: float) -> dict:
-    """The content of ``params.json``."""
-    fitted_values = [value(x) for x in jax.tree.leaves(where(fitted))]
+def _factor(model: str, name: str) -> float:
+    """Network value = value on the command line * factor."""
+    return MODELS[model].units.get(name, 1.0)
+
+
+def for_people(history: FitHistory, model: str) -> FitHistory:
+    """``history`` with steps numbered from 1 and parameters in the units of the options."""
+    return dataclasses.replace(
+        history, step=history.step + 1,
+        params={k: v / _factor(model, k) for k, v in history.params.items()},
+    )
+
+
+def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
+           scan: dict | None, target: np.ndarray, elapsed: float) -> dict:
+    """The content of ``params.json``, from the history of ``for_people``."""
+    train, heldout = metrics
     names = list(history.params)
+    model = MODELS[args.model]
+    best = history.best_step()
+    used = settings(args)
+    # The values this run used, in the units given (not the null of an omitted option).
+    used["G"] = scan["start"] if scan is not None else (model.G if args.G is None else args.G)
+    used["sigma"] = model.sigma if args.sigma is None else args.sigma
     iu = np.triu_indices(target.shape[0], k=1)
     return {
-        "parameters": dict(zip(names, fitted_values)),
-        "initial": dict(zip(names, initial)),
+        "parameters": {k: value(np.asarray(x) / _factor(args.model, k))
+                       for k, x in zip(names, fitted_leaves)},
+        "initial": {k: value(history.params[k][0]) for k in names},
+        # Network value = value here * factor (netdyn simulates in ms).
+        "units": {k: _factor(args.model, k) for k in names},
         **{k: train[k] for k in ("loss", "fc_r", "rmse", "mean_fc", "saturation")},
         "heldout": heldout,
-        "grid": scan,
+        "grid": None if scan is None else scan["grid"],
         "empirical_mean_fc": float(target[iu].mean()),
         "initial_loss": float(history.loss[0]),
         "initial_fc_r": float(history.metrics["fc_r"][0]),
         "steps": len(history),
-        "best_step": history.best_step(),
+        # As the progress line and history.csv: steps 1, 2, ...
+        "best_step": None if best is None else int(history.step[best]),
         "seconds": elapsed,
-        "settings": {k: v for k, v in vars(args).items() if k != "command"},
+        "settings": used,
     }
+
+
+def write_history(out: Path, history: FitHistory) -> None:
+    """``history.csv`` and ``history.json`` (``FitHistory`` writes both atomically, with
+    the same helper as ``_atomic``)."""
+    history.to_csv(out / "history.csv")
+    history.to_json(out / "history.json")
 
 
 def write_results(args, out: Path, result: dict, history: FitHistory, target, simulated,
                   simulated_heldout, title: str) -> bool:
-    """Write every result file; whether the figure was written."""
-    write_text_atomic(out / "params.json", json.dumps(result, indent=1))
-    history.to_csv(out / "history.csv")
-    history.to_json(out / "history.json")
-    np.savetxt(out / "fc_simulated.csv", simulated, delimiter=",")
-    np.savetxt(out / "fc_heldout.csv", simulated_heldout, delimiter=",")
-    plotted = False
-    if not args.no_plot:
-        plotted = figure(out / "fit.png", history, target, simulated, simulated_heldout, title)
-        if not plotted:
-            print("netdyn fit: matplotlib is not installed, no figure "
-                  "(pip install 'netdyn[plot]').")
-    return plotted
+    """Write every result file (each atomically); whether the figure was written."""
+    write_json(out / "params.json", result)
+    write_history(out, history)
+    write_matrix(out / "fc_simulated.csv", simulated)
+    write_matrix(out / "fc_heldout.csv", simulated_heldout)
+    if args.no_plot:
+        return False
+    fig = figure(history, target, simulated, simulated_heldout, title)
+    if fig is None:
+        print("netdyn fit: matplotlib is not installed, no figure "
+              "(pip install 'netdyn[plot]').")
+        return False
+    write_figure(out / "fit.png", fig)
+    return True
 
 
-def summary(out: Path, result: dict, n_steps: int, elapsed: float, plotted: bool) -> str:
+def summary(out: Path, result: dict, plotted: bool) -> str:
     """The closing lines printed by ``netdyn fit``."""
     heldout = result["heldout"]
     values = ", ".join(
@@ -65,10 +105,26 @@ def summary(out: Path, result: dict, n_steps: int, elapsed: float, plotted: bool
     return (
         f"netdyn fit: {values}; loss {result['initial_loss']:.4g} -> {result['loss']:.4g}, "
         f"FC r {result['initial_fc_r']:.3f} -> {result['fc_r']:.3f} "
-        f"(best of {n_steps} steps: {result['best_step']}; {elapsed:.0f} s).\n"
+        f"(best: step {result['best_step']} of {result['steps']}; "
+        f"{result['seconds']:.0f} s).\n"
         f"netdyn fit: held-out (new noise): FC r {heldout['fc_r']:.3f}, mean FC "
         f"{heldout['mean_fc']:.3f} (empirical {result['empirical_mean_fc']:.3f}), "
         f"{100 * heldout['saturation']:.1f} % of pairs > 0.9. Wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
         + (", fit.png" if plotted else "")
+    )
+
+
+def diverged_message(args, e: FitDivergedError, out: Path) -> str:
+    """One line: where the fit stopped, what is kept, which options to change."""
+    h = for_people(e.history, args.model)
+    params = ", ".join(
+        f"{k.split('.')[-1]} = {float(np.mean(v[-1])):.4g}" for k, v in h.params.items()
+    )
+    return (
+        f"netdyn fit: error: the loss or its gradient is not finite at step {e.step + 1} of "
+        f"{args.steps} ({params}); {out}/history.csv holds the steps so far and "
+        f"{out}/checkpoint.eqx the last good parameters. Start again with a smaller --lr "
+        f"(now {args.lr:g}), another start (--G, --sigma) or fewer parameters in --fit, "
+        "with --overwrite or another --out."
     )

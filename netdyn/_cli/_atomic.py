@@ -1,0 +1,42 @@
+"""Every file ``netdyn fit`` writes goes through here: a temporary file in the same
+folder, flushed, then ``os.replace`` over the target (``netdyn._fit.atomic``), so that a
+full disk, a kill or Ctrl-C leaves the previous file or the new one, never a part."""
+
+import json
+import math
+import os
+
+import numpy as np
+
+from .._fit.atomic import write_atomic
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """``text`` as UTF-8."""
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def _strict(x):
+    """``x`` with NaN and infinities as ``None``: strict JSON, which any reader accepts."""
+    if isinstance(x, dict):
+        return {k: _strict(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_strict(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def write_json(path: str | os.PathLike, data) -> None:
+    """``data`` as indented, strict JSON (NaN and infinities as ``null``)."""
+    write_text(path, json.dumps(_strict(data), indent=1, allow_nan=False) + "\n")
+
+
+def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
+    """A matrix as comma-separated text, one row a line, full precision."""
+    write_atomic(path, lambda f: np.savetxt(f, np.asarray(matrix), delimiter=","))
+
+
+def write_figure(path: str | os.PathLike, figure, dpi: int = 100) -> None:
+    """A matplotlib ``Figure`` as PNG."""
+    write_atomic(path, lambda f: figure.savefig(f, format="png", dpi=dpi))
