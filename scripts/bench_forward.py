@@ -71,17 +71,19 @@ def load_connectome():
 
 
 def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=True):
+    import equinox as eqx
+
     import netdyn as nd
 
-    graph = nd.DelayGraph(
-        weights=jnp.asarray(w / w.max(), dtype), delays=jnp.asarray(lengths / SPEED, dtype)
+    # The reference network (``nd.presets.reference_network``) in ``dtype``: weights / max
+    # and lengths cast before the preset divides the lengths by the speed (4 mm/ms, a power
+    # of two: the delays are those of the float64 preset, rounded once).
+    net = nd.presets.rww(
+        np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype), interpolation=interpolation
     )
-    net = nd.Network(
-        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
-        coupling=nd.DelayedLinear(G=G, interpolation=interpolation),
-        graph=graph,
-        noise=nd.AdditiveNoise(sigma=SIGMA) if noise else None,
-    )
+    if not noise:
+        net = eqx.tree_at(lambda n: n.noise, net, None)
+    graph = net.graph
     monitor = nd.TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else nd.Raw()
     y0 = jnp.full((1, graph.n_nodes), 0.3, dtype)
 

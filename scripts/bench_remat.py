@@ -148,16 +148,6 @@ def split_label(label):
     return strategy, monitor or "hrf"
 
 
-def bold_monitor(monitor):
-    import netdyn as nd
-
-    if monitor == "balloon":
-        return nd.Bold(period=PERIOD)
-    if monitor == "hrf":
-        return nd.HrfBold(period=PERIOD, interim=DT)
-    raise ValueError(f"unknown monitor {monitor!r}")
-
-
 def baseline(label):
     """The label of the no-checkpoint row ``label`` is compared with."""
     if label.startswith("tvboptim"):
@@ -168,27 +158,19 @@ def baseline(label):
 
 def netdyn_bold(label, w, lengths, seconds):
     """``bold(G)``: the BOLD samples of the reference workload with the strategy ``label``."""
+    import equinox as eqx
+
     import netdyn as nd
 
     strategy, monitor = split_label(label)
-    graph = nd.DelayGraph(weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED))
-    solver = nd.Heun(remat=make_remat(strategy))
+    workload = nd.presets.reference_simulation(
+        w, lengths, duration=seconds * 1000.0, remat=make_remat(strategy), bold=monitor
+    )
+    net = workload.pop("network")
 
     def bold(G):
-        net = nd.Network(
-            dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
-            coupling=nd.DelayedLinear(G=G),
-            graph=graph,
-            noise=nd.AdditiveNoise(sigma=SIGMA),
-        )
         sol = nd.simulate(
-            net,
-            solver,
-            t0=0.0,
-            t1=seconds * 1000.0,
-            dt=DT,
-            monitors={"bold": bold_monitor(monitor)},
-            key=jax.random.key(0),
+            eqx.tree_at(lambda n: n.coupling.G, net, G), **workload, key=jax.random.key(0)
         )
         return sol["bold"]
 

@@ -39,7 +39,6 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_forward import (  # noqa: E402
     DT,
-    GAMMA,
     SIGMA,
     SPEED,
     G,
@@ -57,20 +56,15 @@ DATE = "2026-11-23"
 
 def bold_fn(w, lengths, dtype, seconds, remat):
     """``bold(G)``: the BOLD samples of the reference workload under ``remat``."""
-    graph = nd.DelayGraph(
-        weights=jnp.asarray(w / w.max(), dtype), delays=jnp.asarray(lengths / SPEED, dtype)
-    )
-    y0 = jnp.full((1, graph.n_nodes), 0.3, dtype)
+    import equinox as eqx
+
+    # nd.presets.reference_network in ``dtype`` (as bench_forward.netdyn_forward).
+    net = nd.presets.rww(np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype))
+    y0 = jnp.full((1, net.graph.n_nodes), 0.3, dtype)
 
     def bold(G):
-        net = nd.Network(
-            dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, initial_S=0.3),
-            coupling=nd.DelayedLinear(G=G),
-            graph=graph,
-            noise=nd.AdditiveNoise(sigma=SIGMA),
-        )
         sol = nd.simulate(
-            net,
+            eqx.tree_at(lambda n: n.coupling.G, net, G),
             nd.Heun(remat=remat),
             t0=0.0,
             t1=seconds * 1000.0,

@@ -30,13 +30,9 @@ def main() -> None:
     a = p.parse_args()
     assert not jax.config.jax_enable_x64
     data = nd.datasets.load("hcp")
-    net = nd.Network(
-        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-        coupling=nd.DelayedLinear(G=jnp.asarray(0.22, jnp.float32)),
-        graph=nd.DelayGraph.from_lengths(data.weights.astype(np.float32),
-                                         data.lengths.astype(np.float32), speed=4.0),
-        noise=nd.AdditiveNoise(sigma=jnp.asarray(0.00283, jnp.float32)),
-    )
+    net = nd.presets.rww(data.weights.astype(np.float32), data.lengths.astype(np.float32),
+                         G=jnp.asarray(0.22, jnp.float32),
+                         sigma=jnp.asarray(0.00283, jnp.float32))
     loss = nd.FcLoss(data.fc.astype(np.float32), nd.Heun(remat=nd.Uniform(720)),
                      nd.Bold(period=720.0, variables="S"), duration=43_200.0,
                      burn_in=57_600.0, realisations=a.realisations, metric="1-r+mean")

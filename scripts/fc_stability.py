@@ -42,12 +42,8 @@ def main() -> None:
     p.add_argument("--out", default="benchmarks/fc_stability.md")
     a = p.parse_args()
     data = nd.datasets.load("hcp")
-    net = nd.Network(
-        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-        coupling=nd.DelayedLinear(G=jnp.asarray(0.222)),
-        graph=nd.DelayGraph.from_lengths(data.weights, data.lengths, speed=4.0),
-        noise=nd.AdditiveNoise(sigma=jnp.asarray(0.00287)),
-    )
+    net = nd.presets.rww(data.weights, data.lengths, G=jnp.asarray(0.222),
+                         sigma=jnp.asarray(0.00287))
     rows = []
     for B in (int(b) for b in a.splits.split(",")):
         loss = nd.FcLoss(data.fc, nd.Heun(remat=nd.Uniform(1000)),

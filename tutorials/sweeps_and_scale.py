@@ -54,12 +54,9 @@ print("devices:", jax.devices())
 
 # %%
 data = nd.datasets.load("hcp")
-net = nd.Network(
-    dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-    coupling=nd.DelayedLinear(G=0.5),
-    graph=nd.DelayGraph.from_lengths(data.weights, data.lengths, speed=4.0),
-    noise=nd.AdditiveNoise(sigma=0.00283),
-)
+# Reduced Wong-Wang nodes, delayed linear coupling G = 0.5 through delays of tract length /
+# 4 mm/ms, additive noise sigma = 0.00283 (`netdyn fit --model rww`'s network).
+net = nd.presets.rww(data.weights, data.lengths, G=0.5)
 TR = data.tr  # 720 ms
 T1 = TR * (20 if QUICK else 100)  # 14.4 s or 72 s of simulated time
 WARMUP = TR * (4 if QUICK else 20)
