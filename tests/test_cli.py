@@ -116,6 +116,7 @@ def test_argparse_errors(args, capsys, tmp_path):
         (["--dt", "0.7"], "--tr (144 ms) must be a whole number of time steps --dt"),
         (["--heldout-duration", "100"], "--heldout-duration (100 ms) must be a whole number"),
         (["--warmup", "5000", "--burn-in", "0"], "leaves fewer than 2 BOLD samples"),
+        (["--warmup", "2500"], "--warmup (2500 ms) leaves no BOLD sample of the --burn-in"),
         (["--duration", "1e15", "--tr", "1000"], "--burn-in + --duration is 1e+15 steps"),
         (["--dt", "-1"], "--dt must be a finite number of ms > 0"),
     ],

@@ -57,11 +57,17 @@ def _check_times(args) -> None:
     if not (math.isfinite(args.warmup) and args.warmup >= 0):
         raise ValueError(f"--warmup must be a finite number of ms >= 0, got {args.warmup}.")
     burn_in = math.ceil(args.burn_in / args.tr - 1e-9) * args.tr  # whole TRs, as FcLoss
+    skipped = math.ceil(args.warmup / args.tr - 1e-9)  # BOLD samples --warmup drops
+    # The warm-up applies to every simulation, the burn-in's too.
+    if burn_in > 0 and round(burn_in / args.tr) - skipped < 1:
+        raise ValueError(f"--warmup ({args.warmup:g} ms) leaves no BOLD sample of the "
+                         f"--burn-in ({burn_in:g} ms in whole TRs); --warmup is meant for "
+                         "--burn-in 0.")
     for flag, duration in (("--duration", args.duration),
                            ("--heldout-duration", args.heldout_duration)):
         _positive(flag, duration, " of ms")
         samples = _whole(flag, duration, "TRs --tr", args.tr)
-        if samples - math.ceil(args.warmup / args.tr - 1e-9) < 2:
+        if samples - skipped < 2:
             raise ValueError(f"{flag} ({duration:g} ms) leaves fewer than 2 BOLD samples "
                              f"(--tr {args.tr:g}, --warmup {args.warmup:g}) for an FC.")
         steps = (burn_in + duration) / args.dt
