@@ -292,3 +292,24 @@ def test_output_blocks_are_fenced_and_shortened():
     long = hook._output_block("\n".join(str(i) for i in range(100)))
     lines = long.splitlines()[1:-1]
     assert lines[:2] == ["0", "1"] and lines[-1] == "99" and "[... 40 lines not shown ...]" in lines
+
+
+def test_architecture_map_names_modules_and_names_that_exist():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    paths = set(re.findall(r"\b((?:netdyn|docs|tutorials|tests)/[\w./]*\w/?)", text))
+    assert {"netdyn/_simulate/simulate.py", "netdyn/_remat/", "netdyn/_fit/fc_loss.py",
+            "netdyn/_cli/"} <= paths
+    missing = sorted(p for p in paths if "NAME" not in p and not (ROOT / p).exists())
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+    sources = sorted((ROOT / "netdyn").rglob("*.py"))
+    files = set(re.findall(r"`(\w+\.py)`", text))
+    assert not files - {p.name for p in sources}, files
+    code = "\n".join(p.read_text() for p in sources)
+    public = set(re.findall(r"\bnd\.(\w+)", text))
+    assert not [n for n in public if not hasattr(netdyn, n)], public
+    classes = set(re.findall(r"`([A-Z][a-z]+[A-Z]\w*)[`(.]", text))
+    assert {"MonitorSchedule", "CouplingTerms", "SimulationState"} <= classes
+    assert not [c for c in classes if f"class {c}" not in code], classes
+    names = set(re.findall(r"`(?:\w+\.)?([a-z]+_\w+)[`(]", text))
+    assert {"make_step", "make_emit"} <= names
+    assert not [n for n in names if not re.search(rf"\b{n}\b", code)], names
