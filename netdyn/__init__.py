@@ -87,6 +87,9 @@ from ._solver._base import AbstractSolver as AbstractSolver
 from ._solver.euler import Euler as Euler
 from ._solver.heun import Heun as Heun
 from ._solver.rk4 import RK4 as RK4
+from ._stimulus._base import AbstractStimulus as AbstractStimulus
+from ._stimulus.pulse_train import PulseTrain as PulseTrain
+from ._stimulus.sampled import SampledStimulus as SampledStimulus
 from ._sweep import sweep as sweep
 
 __version__ = "0.1.0"

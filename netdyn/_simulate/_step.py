@@ -5,6 +5,7 @@ from jax.ad_checkpoint import checkpoint_name
 
 from .._dynamics._base import clip_to_bounds
 from .._solution import SimulationState
+from .._stimulus._terms import StimulusTerms
 from . import _buffer
 from ._couplings import CouplingTerms
 from ._rows import take_rows
@@ -12,13 +13,14 @@ from ._schedule import MonitorSchedule
 
 
 def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, *,
-              key, t0: float, dt: float, step0, dtype):
+              key, t0: float, dt: float, step0, dtype, stimuli: StimulusTerms | None = None):
     """``step(carry) -> carry``: advance the network by ``dt``.
 
     The delayed couplings are read once, from the buffer before the step (TVB's
-    semantics); the instantaneous ones at every solver stage. Noise is drawn from
-    ``fold_in(key, global_step)``. The outputs are tagged with ``checkpoint_name``
-    (``"coupling"``, ``"state"``, ``"history"``, ``"monitor"``) for ``Policy`` strategies.
+    semantics); the instantaneous ones and the ``stimuli`` at every solver stage, at the
+    stage's time. Noise is drawn from ``fold_in(key, global_step)``. The outputs are
+    tagged with ``checkpoint_name`` (``"coupling"``, ``"state"``, ``"history"``,
+    ``"monitor"``) for ``Policy`` strategies.
     """
     dynamics, noise = network.dynamics, network.noise
     noise_rows = () if noise is None else noise.rows(dynamics.state_names)
@@ -30,7 +32,9 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
     @jax.checkpoint
     def advance(t, y, c_delayed, noise_term):
         def drift(t, y):
-            return dynamics.vector_field(t, y, terms.input(y, c_delayed, dtype))
+            dy = dynamics.vector_field(t, y, terms.input(y, c_delayed, dtype))
+            # Stimuli are read at the stage's own time, like the instantaneous couplings.
+            return dy if stimuli is None else stimuli.add(t, dy)
 
         return solver.step(drift, t, y, dt, noise_term, clip)
 

@@ -10,6 +10,7 @@ from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
+from .._stimulus._terms import StimulusTerms
 from . import _buffer
 from ._arguments import check_parts, split_couplings, time_grid
 from ._couplings import CouplingTerms
@@ -34,8 +35,8 @@ def simulate(
 
     Step ``n -> n + 1`` reads every delayed coupling once, from the states at
     ``t_n - d_ij`` (nearest step ``rint(d / dt)`` or linear interpolation), and evaluates
-    the instantaneous couplings at every solver stage. The step uses noise
-    ``fold_in(key, global_step)``.
+    the instantaneous couplings and the network's stimuli at every solver stage (stimuli
+    at the stage's time). The step uses noise ``fold_in(key, global_step)``.
 
     **Arguments**:
 
@@ -83,8 +84,10 @@ def simulate(
         raise ValueError("the network has noise: pass key=jax.random.key(...).")
     schedule = MonitorSchedule.build(monitors, dynamics.state_names, grid)
 
+    stimuli = StimulusTerms.build(network.stimulus, dynamics.state_names, graph.n_nodes)
+
     step = make_step(network, solver, terms, schedule, key=key, t0=grid.t0, dt=grid.dt,
-                     step0=start.step0, dtype=dtype)
+                     step0=start.step0, dtype=dtype, stimuli=stimuli)
     emit = make_emit(schedule, step0=start.step0, dt=grid.dt)
     carry = SimulationState(
         start.y0, start.buffer, start.step0, schedule.init(start.y0, grid.dt, start.monitors)
