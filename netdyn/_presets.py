@@ -33,7 +33,7 @@ from ._solver.heun import Heun
 
 __all__ = ["hopf", "reference_network", "reference_simulation", "rww"]
 
-# The reference workload (README, scripts/bench_remat.py): one place for its numbers.
+# The reference workload (benchmarks/README.md): one place for its numbers.
 _REFERENCE_G = 0.5
 _REFERENCE_SIGMA = 0.00283
 _REFERENCE_SPEED = 4.0  # mm/ms

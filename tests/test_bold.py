@@ -1,7 +1,7 @@
 """BOLD monitors: Balloon-Windkessel (``Bold``) and TVB's kernel convolution (``HrfBold``).
 
 References: a fine-step NumPy RK4 of the published Balloon-Windkessel equations, their
-analytical fixed point, the TVB fixture made by ``scripts/make_tvb_bold_fixture.py``
+analytical fixed point, the TVB fixture made by ``tests/fixtures/make_tvb_bold_fixture.py``
 (see its docstring), finite differences for gradients.
 """
 

@@ -2,7 +2,7 @@
 
 ``tests/fixtures/tvb_dfun.npz`` holds TVB's own ``dfun`` evaluated at random states and
 coupling inputs (default, custom scalar and per-node parameters); it is made by
-``scripts/make_dynamics_fixtures.py`` with tvb-library 2.10, which documents the mapping
+``tests/fixtures/make_dynamics_fixtures.py`` with tvb-library 2.10, which documents the mapping
 of TVB's arrays to netdyn's (drop TVB's trailing mode axis).
 """
 

@@ -133,7 +133,7 @@ def test_hook_links_benchmarks_only_when_present_and_unlinks_unpublished_files()
     assert "[Remat benchmark](../benchmarks/remat.md)" in with_report
     without = hook.to_markdown(source, "t", {})
     assert "benchmark" not in without.replace("Run it", "") and "after" in without
-    report = "![fig](remat.png) see [the script](../scripts/bench_remat.py), [x](https://a.b)"
+    report = "![fig](remat.png) see [the script](../scripts/benchmarks/bench_remat.py), [x](https://a.b)"
     page = hook.benchmark_markdown(report, {"remat.png"})
     assert page == "![fig](remat.png) see `the script`, [x](https://a.b)"
 

@@ -1,6 +1,6 @@
 """Reproduction of TVB (tvb-library 2.10) trajectories: deterministic Heun with delays.
 
-Fixtures are made by ``scripts/make_tvb_fixtures.py`` (see ``tests/fixtures/README.md``):
+Fixtures are made by ``tests/fixtures/make_tvb_fixtures.py`` (see ``tests/fixtures/README.md``):
 a 5-node asymmetric connectome, random initial history, Raw monitor. TVB's delay buffer is
 float32; ``raw_f64`` is the same TVB run with a float64 buffer, ``raw`` is stock TVB.
 """

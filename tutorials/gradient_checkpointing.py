@@ -253,7 +253,7 @@ for i, seconds in enumerate(lengths):
 # %% [markdown]
 # ## The reference benchmark
 #
-# `scripts/bench_remat.py` measures every strategy on the full 60 s reference workload,
+# `scripts/benchmarks/bench_remat.py` measures every strategy on the full 60 s reference workload,
 # each in a fresh process (compiled memory, peak resident memory, gradient time), and
 # writes `benchmarks/remat.md` and `benchmarks/remat.png`. When they are present in your
 # checkout, the cell below prints the table and copies the figure next to this
@@ -292,7 +292,8 @@ if report is not None and report.is_file():
         (out / "remat_benchmark.png").write_bytes(figure.read_bytes())
         print("benchmark figure copied to", out / "remat_benchmark.png")
 else:
-    print("benchmarks/remat.md not found: run `python scripts/bench_remat.py` to produce it.")
+    print("benchmarks/remat.md not found: run "
+          "`python scripts/benchmarks/bench_remat.py` to produce it.")
 
 # %% [markdown]
 # ## Figures

@@ -13,7 +13,7 @@ make one. Any ``tutorials/*.py`` with ``# %%`` cells is picked up.
 
 A markdown line ``<!-- benchmark: NAME -->`` in a tutorial becomes a link to the page of
 ``benchmarks/NAME.md`` when that report exists, and disappears otherwise (the reports are
-written by the scripts in ``scripts/`` and may be missing from a checkout).
+written by the scripts in ``scripts/benchmarks/`` and may be missing from a checkout).
 """
 
 import importlib.util

@@ -12,6 +12,6 @@ from ._main import main as main
 from ._model import network as _network, remat as _remat
 from ._parser import build_parser as _build_parser
 
-# The underscored names are kept for scripts/fit_quality.py, which rebuilds the CLI's
+# The underscored names are kept for scripts/benchmarks/bench_fit.py, which rebuilds the CLI's
 # network; new code should use netdyn.presets.
 __all__ = ["_HELDOUT_STREAM", "_build_parser", "_load_data", "_network", "_remat", "main"]

@@ -66,8 +66,8 @@ class FcLoss(eqx.Module):
     near a bifurcation memory is long (critical slowing down, seconds of haemodynamics):
     on the Reduced Wong-Wang model above its critical coupling, with 43.2 s measured, the
     truncated derivative in G was -31 where the derivative of the whole objective is +3.7
-    (``scripts/check_float32.py``, ``benchmarks/float32.md``). Below and at the FC peak
-    its sign was right. ``burn_in_gradient=True`` differentiates through the burn-in too
+    (``scripts/benchmarks/bench_float32.py``, ``benchmarks/float32.md``). Below and at the
+    FC peak its sign was right. ``burn_in_gradient=True`` differentiates through the burn-in too
     (exact, at the cost of a gradient over the burn-in as well; memory stays bounded by
     the solver's remat strategy).
 

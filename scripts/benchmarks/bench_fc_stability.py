@@ -7,7 +7,7 @@ deviation) of the FC r against the empirical FC and of the mean FC, and the wall
 one forward evaluation and of one gradient. The model is ``netdyn fit``'s default at the
 operating point it finds (G = 0.222, sigma = 0.00287), float64.
 
-    python scripts/fc_stability.py
+    python scripts/benchmarks/bench_fc_stability.py
 """
 
 import argparse
@@ -16,6 +16,7 @@ import platform
 import time
 from pathlib import Path
 
+import _common as C  # first: this checkout's netdyn
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -39,7 +40,7 @@ def main() -> None:
     p.add_argument("--total", type=float, default=288_000.0, help="ms of BOLD per evaluation")
     p.add_argument("--splits", default="1,2,4,8", help="numbers of realisations B")
     p.add_argument("--seeds", type=int, default=6)
-    p.add_argument("--out", default="benchmarks/fc_stability.md")
+    p.add_argument("--out", default=str(C.RESULTS / "fc_stability.md"))
     a = p.parse_args()
     data = nd.datasets.load("hcp")
     net = nd.presets.rww(data.weights, data.lengths, G=jnp.asarray(0.222),
@@ -65,7 +66,7 @@ def main() -> None:
         f"{tg:.1f} s |" for B, T, rm, rs, mm, ms, tf, tg in rows)
     Path(a.out).write_text(f"""# One long run or several realisations?
 
-`python scripts/fc_stability.py` on {platform.machine()}, {os.cpu_count()} CPU cores
+`{C.command("bench_fc_stability.py")}` on {platform.machine()}, {os.cpu_count()} CPU cores
 (shared, times noisy), JAX {jax.__version__}, float64, backend {jax.default_backend()}.
 {a.total / 1000:g} s of BOLD per evaluation (TR 720 ms) split into B realisations, each
 after its own 57.6 s burn-in; `netdyn fit`'s model at G = 0.222, sigma = 0.00287; FC r

@@ -10,8 +10,8 @@ Three measurements on the embedded HCP data, all on stationary dynamics and all 
    the fit's held-out check is (same realisations, same length, same held-out noise),
    to locate the model's stationary optimum and compare the fit with it.
 
-    python scripts/fit_quality.py                 # about 20 min on 2 CPU cores
-    python scripts/fit_quality.py --grid 5 --steps 3 --out /tmp/fit.md   # a smoke test
+    python scripts/benchmarks/bench_fit.py                 # about 20 min on 2 CPU cores
+    python scripts/benchmarks/bench_fit.py --grid 5 --steps 3 --out /tmp/fit.md   # a smoke test
 """
 
 import argparse
@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _common as C  # first: this checkout's netdyn
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -121,7 +122,7 @@ def main() -> None:
                    help="take the default fit from DIR (a finished `netdyn fit --out DIR`) "
                    "instead of running it; its wall clock is then the fit's (params.json) "
                    "plus the held-out check, timed here")
-    p.add_argument("--out", default="benchmarks/fit.md")
+    p.add_argument("--out", default=str(C.RESULTS / "fit.md"))
     a = p.parse_args()
     out = Path(a.out)
     load0 = os.getloadavg()
@@ -198,7 +199,7 @@ def main() -> None:
     )
     text = f"""# Fitting the reference model to the embedded empirical FC
 
-Written by `python scripts/fit_quality.py` on {platform.machine()}, {os.cpu_count()} CPU cores
+Written by `{C.command("bench_fit.py")}` on {platform.machine()}, {os.cpu_count()} CPU cores
 (load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end: times are noisy), JAX
 {jax.__version__}, float64; {t_all:.0f} s in all.
 

@@ -6,13 +6,14 @@ default model crosses at its operating point; written naively it gave NaN FC for
 a float32 G grid. This runs a float32 grid over G (forward, several noise realisations,
 after a burn-in) and the float32 gradient of the fit's loss at each point.
 
-    python scripts/check_float32.py
+    python scripts/benchmarks/bench_float32.py
 """
 
 import argparse
 import time
 from pathlib import Path
 
+import _common as C  # first: this checkout's netdyn
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -26,7 +27,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--grid", type=int, default=21)
     p.add_argument("--realisations", type=int, default=4)
-    p.add_argument("--out", default="benchmarks/float32.md")
+    p.add_argument("--out", default=str(C.RESULTS / "float32.md"))
     a = p.parse_args()
     assert not jax.config.jax_enable_x64
     data = nd.datasets.load("hcp")
@@ -73,7 +74,7 @@ def main() -> None:
                       for G, v, r, m, g in rows)
     Path(a.out).write_text(f"""# Float32 across the critical region
 
-`python scripts/check_float32.py` (float32, JAX {jax.__version__}, {jax.default_backend()}):
+`{C.command("bench_float32.py")}` (float32, JAX {jax.__version__}, {jax.default_backend()}):
 the default model of `netdyn fit` (sigma = 0.00283), {a.grid} values of G over
 [{Gs[0]:.2f}, {Gs[-1]:.2f}], each: a 57.6 s burn-in, then {a.realisations} x 43.2 s of
 BOLD, loss 1 - r + |mean FC difference| and its gradient in G ({seconds:.0f} s in all).

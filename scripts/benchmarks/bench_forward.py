@@ -10,8 +10,8 @@ both tools so that the workload is pinned.
 Run it where tvboptim is installed to compare both tools in one process (netdyn is
 imported from this checkout)::
 
-    python scripts/bench_forward.py                 # 60 s of model time
-    python scripts/bench_forward.py --seconds 10    # quicker
+    python scripts/benchmarks/bench_forward.py                 # 60 s of model time
+    python scripts/benchmarks/bench_forward.py --seconds 10    # quicker
 
 For each dtype it measures the compile time (trace + XLA compile) and the steady-state
 run time of a compiled call (``block_until_ready``; calls of the tools interleaved, best
@@ -21,17 +21,11 @@ machines are noisy: compare the tools as ratios measured in the same run.
 """
 
 import argparse
-import datetime
 import os
-import platform
-import random
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-import jax  # noqa: E402
+import _common as C  # first: this checkout's netdyn
+import jax
+from _common import DT, PERIOD, SIGMA, SPEED, G
 
 jax.config.update("jax_enable_x64", True)
 
@@ -39,35 +33,10 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
-DT = 1.0
-SPEED = 4.0  # mm/ms
-G = 0.5
-SIGMA = 0.00283
-GAMMA = 0.641
-PERIOD = 1000.0
 HISTORY_MARKER = "<!-- history: kept when this file is regenerated -->"
 
 
 # --------------------------------------------------------------------------- workload
-
-
-def load_connectome():
-    """tvboptim's ``dk_average`` when available, else a seeded random 84-node graph."""
-    try:
-        from tvboptim.data import load_structural_connectivity
-
-        w, lengths, _ = load_structural_connectivity(name="dk_average")
-        return np.asarray(w, float), np.asarray(lengths, float), "tvboptim's `dk_average`"
-    except ImportError:
-        rng = np.random.default_rng(0)
-        n = 84
-        w = rng.lognormal(0.0, 1.5, (n, n)) * (rng.random((n, n)) < 0.98)
-        w = 0.5 * (w + w.T)
-        np.fill_diagonal(w, 0.0)
-        pos = rng.normal(0.0, 40.0, (n, 3))
-        lengths = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
-        lengths *= 224.0 / lengths.max()  # dk_average's longest tract is ~224 mm
-        return w, lengths, "a seeded random 84-node connectome (tvboptim not importable)"
 
 
 def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=True):
@@ -75,12 +44,7 @@ def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=Tr
 
     import netdyn as nd
 
-    # The reference network (``nd.presets.reference_network``) in ``dtype``: weights / max
-    # and lengths cast before the preset divides the lengths by the speed (4 mm/ms, a power
-    # of two: the delays are those of the float64 preset, rounded once).
-    net = nd.presets.rww(
-        np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype), interpolation=interpolation
-    )
+    net = C.reference_network(w, lengths, dtype, interpolation=interpolation)
     if not noise:
         net = eqx.tree_at(lambda n: n.noise, net, None)
     graph = net.graph
@@ -104,25 +68,11 @@ def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=Tr
 
 
 def tvboptim_forward(w, lengths, dtype, seconds, noise=True):
-    from tvboptim.experimental.network_dynamics import Network, prepare
-    from tvboptim.experimental.network_dynamics.coupling import DelayedLinearCoupling
-    from tvboptim.experimental.network_dynamics.dynamics.tvb import ReducedWongWang
-    from tvboptim.experimental.network_dynamics.graph import DenseDelayGraph
-    from tvboptim.experimental.network_dynamics.noise import AdditiveNoise
+    from tvboptim.experimental.network_dynamics import prepare
     from tvboptim.experimental.network_dynamics.solvers import Heun
     from tvboptim.observations.tvb_monitors.downsampling import TemporalAverage
 
-    graph = DenseDelayGraph(
-        weights=jnp.asarray(w / w.max(), dtype), delays=jnp.asarray(lengths / SPEED, dtype)
-    )
-    network = Network(
-        dynamics=ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, INITIAL_STATE=(0.3,)),
-        coupling={
-            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy="roll")
-        },
-        graph=graph,
-        noise=AdditiveNoise(sigma=SIGMA, apply_to="S", key=jax.random.key(0)) if noise else None,
-    )
+    network = C.tvboptim_network(w, lengths, dtype, noise)
     solve_fn, config = prepare(network, Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT)
     monitor = TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else None
 
@@ -133,28 +83,9 @@ def tvboptim_forward(w, lengths, dtype, seconds, noise=True):
     return jax.jit(run), (config,)
 
 
-def compile_timed(f, args):
-    """AOT-compile ``f``; returns the executable and the trace + compile seconds."""
-    t = time.perf_counter()
-    compiled = f.lower(*args).compile()
-    return compiled, time.perf_counter() - t
-
-
 def interleaved(cases, repeats, n_steps):
     """Best and median µs/step of each ``name: (executable, args)``, calls interleaved."""
-    times = {name: [] for name in cases}
-    for name, (f, args) in cases.items():
-        jax.block_until_ready(f(*args))  # first call: allocations
-    for _ in range(repeats):
-        for name in random.sample(list(cases), len(cases)):
-            f, args = cases[name]
-            t = time.perf_counter()
-            jax.block_until_ready(f(*args))
-            times[name].append(time.perf_counter() - t)
-    return {
-        name: (min(ts) / n_steps * 1e6, float(np.median(ts)) / n_steps * 1e6)
-        for name, ts in times.items()
-    }
+    return C.per_step(C.interleaved(cases, repeats, warmup=True), n_steps)
 
 
 # ----------------------------------------------------------------- micro-benchmarks
@@ -341,39 +272,6 @@ def noise_cases(dtype, n_steps, n_nodes=84):
 # ---------------------------------------------------------------------------- report
 
 
-def machine_info():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        load = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    except OSError:
-        load = "?"
-    try:
-        import tvboptim
-
-        tvbo = getattr(tvboptim, "__version__", "installed")
-    except ImportError:
-        tvbo = "not importable"
-    import jaxlib
-
-    return {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "cpu": f"{cpu}, {os.cpu_count()} logical CPUs",
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "jax": f"{jax.__version__} (jaxlib {jaxlib.__version__}), backend {jax.default_backend()}",
-        "tvboptim": tvbo,
-        "load average at start": load,
-    }
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="model time (s)")
@@ -381,17 +279,12 @@ def main():
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--micro-steps", type=int, default=4000)
     parser.add_argument("--skip-micro", action="store_true")
-    parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "forward.md"))
+    parser.add_argument("--out", default=str(C.RESULTS / "forward.md"))
     args = parser.parse_args()
 
-    info = machine_info()
-    w, lengths, source = load_connectome()
-    try:
-        import tvboptim  # noqa: F401
-
-        have_tvbo = True
-    except ImportError:
-        have_tvbo = False
+    info = C.machine_info()
+    w, lengths, source = C.load_connectome()
+    have_tvbo = C.have_tvboptim()
     n_steps = round(args.seconds * 1000.0 / DT)
 
     tool_rows, compile_rows = [], []
@@ -410,7 +303,7 @@ def main():
         cases = {}
         for name, build in builders.items():
             f, fargs = build()
-            compiled, seconds = compile_timed(f, fargs)
+            compiled, seconds = C.compile_timed(f, *fargs)
             cases[name] = (compiled, fargs)
             compile_rows.append((dtype_name, name, seconds))
             print(f"[{dtype_name}] {name}: compiled in {seconds:.2f} s", flush=True)
@@ -448,16 +341,10 @@ def main():
 
 
 def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
-    history = ""
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            text = f.read()
-        if HISTORY_MARKER in text:
-            history = text[text.index(HISTORY_MARKER) + len(HISTORY_MARKER) :]
     out = ["# Forward benchmark: the reference workload", ""]
     out.append(
-        "Generated by `scripts/bench_forward.py"
-        + (f" --seconds {args.seconds:g}" if args.seconds != 60.0 else "")
+        "Generated by `"
+        + C.command("bench_forward.py", args.seconds != 60.0 and f"--seconds {args.seconds:g}")
         + "`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = 0.641, initial S = 0.3), "
         f"{source} connectome (weights / max, delays = lengths / {SPEED:g} mm/ms, 58 history "
         f"rows), delayed linear coupling G = {G}, additive noise sigma = {SIGMA} on S, "
@@ -466,12 +353,7 @@ def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
         f"{args.repeats} calls interleaved between the tools (the machine is shared: compare "
         "ratios from one run, not absolute times across runs)."
     )
-    out += ["", "## Machine", ""]
-    out += [f"- {k}: {v}" for k, v in info.items()]
-    try:
-        out.append("- load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    except OSError:
-        pass
+    out += C.machine_section(info)
     out += ["", "## Forward time", ""]
     out.append(
         "| dtype | tool | µs/step (best) | µs/step (median) | s per run "
@@ -530,7 +412,7 @@ def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
             out += ["", f"{key[6:]}:", "", "| draw | µs/step (best) | median |", "|---|---|---|"]
             for name, (best, median) in table.items():
                 out.append(f"| {name} | {best:.2f} | {median:.2f} |")
-    out += ["", HISTORY_MARKER + (history if history else "\n")]
+    out += ["", C.kept_tail(args.out, HISTORY_MARKER)]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("\n".join(out).rstrip("\n") + "\n")

@@ -9,16 +9,16 @@ with and without offloading and prints XLA's ``memory_analysis()`` (device and h
 temporaries), then times each gradient. On a CPU there is no separate host memory and
 offloading is pointless: the script says so and exits.
 
-    python scripts/bench_offload.py --seconds 60
+    python scripts/benchmarks/bench_offload.py --seconds 60
 """
 
 import argparse
 import time
 
+import _common as C  # first: this checkout's netdyn
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import netdyn as nd
 
@@ -36,14 +36,9 @@ def main(argv=None):
     if platform == "cpu":
         print("CPU only: host offloading does not apply.")
         return
-    n = args.nodes
-    rng = np.random.default_rng(0)
-    weights = rng.uniform(0, 1, (n, n)) * (rng.random((n, n)) < 0.5)
-    np.fill_diagonal(weights, 0.0)
-    delays = rng.uniform(2.0, 56.0, (n, n))
-    # The reference network; lengths for its 4 mm/ms (exact: a power of two).
-    net = nd.presets.rww(weights / weights.max(), 4.0 * delays)
-    target = jnp.asarray(np.corrcoef(rng.standard_normal((4 * n, n)).T))
+    weights, lengths, target = C.random_connectome(args.nodes, pin_longest=False)
+    net = nd.presets.rww(weights, lengths)  # the reference network (weights / max)
+    target = jnp.asarray(target)
     t1 = 1000.0 * args.seconds
 
     def make_loss(remat):

@@ -1,6 +1,6 @@
 """Remat benchmark of the reference workload: time and memory of d loss / d G per strategy.
 
-The reference workload (the seed benchmark, as in the README): Reduced Wong-Wang (w = 0.5,
+The reference workload (``benchmarks/README.md``): Reduced Wong-Wang (w = 0.5,
 I_o = 0.32, gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome of
 the tvboptim wheel (weights / max, delays = tract length / 4 mm/ms), delayed linear
 coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, 60 s,
@@ -8,7 +8,7 @@ BOLD at TR = 1 s computed inside the loop, FC of the BOLD after skipping 20 samp
 loss = RMSE against the empirical ``dk_average`` FC, gradient with respect to G. Without
 tvboptim, the embedded ``netdyn.datasets.load("hcp")`` (80 regions) is used instead.
 
-The BOLD model is the seed's: the hemodynamic-response-kernel BOLD of TVB (tvboptim's
+The BOLD model is the reference workload's: the hemodynamic-response-kernel BOLD of TVB (tvboptim's
 ``HRFBold(period=1000, downsample_period=dt)``, netdyn's ``nd.HrfBold(period=1000,
 interim=dt)``), so that netdyn and tvboptim rows compute the same thing. Labels ending in
 ``@balloon`` use netdyn's Balloon-Windkessel ``nd.Bold(period=1000)`` instead; their
@@ -16,9 +16,9 @@ ratios and |Δgrad/grad| are against ``None@balloon``.
 
 ::
 
-    python scripts/bench_remat.py                      # 60 s, every strategy
-    python scripts/bench_remat.py --compare tvboptim   # + tvboptim 0.4 in the same run
-    python scripts/bench_remat.py --quick --no-write   # smoke test (6 s, few strategies)
+    python scripts/benchmarks/bench_remat.py                      # 60 s, every strategy
+    python scripts/benchmarks/bench_remat.py --compare tvboptim   # + tvboptim 0.4 in the same run
+    python scripts/benchmarks/bench_remat.py --quick --no-write   # smoke test (6 s, few strategies)
 
 For every configuration it measures, in this process, the steady-state forward and
 gradient (``jax.value_and_grad``) time of compiled calls, interleaved between the
@@ -31,37 +31,38 @@ matplotlib). Shared machines are noisy: compare ratios measured in the same run.
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
-import random
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-import jax  # noqa: E402
+import _common as C  # first: this checkout's netdyn
+import jax
 
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _common import (  # noqa: E402
+    DT,
+    GAMMA,
+    PERIOD,
+    SIGMA,
+    SKIP,
+    SPEED,
+    G,
+    load_data,
+    loadavg,
+    machine_info,
+    maxrss_bytes,
+    mb,
+)
 
-DT = 1.0
-SPEED = 4.0  # mm/ms
-G = 0.5
-SIGMA = 0.00283
-GAMMA = 0.641
-PERIOD = 1000.0  # BOLD TR (ms)
-SKIP = 20  # BOLD samples dropped before the FC
-HOUR_MARKER = "<!-- one-hour run: appended by scripts/bench_remat_hour.py -->"
+HOUR_MARKER = "<!-- one-hour run: appended by scripts/benchmarks/bench_remat_hour.py -->"
 
 # Block sizes around sqrt(60000) = 245. Sizes below the BOLD period (1000 steps) are
 # balanced within a period (245 -> 200), sizes above it are rounded to whole periods; 150,
@@ -91,32 +92,6 @@ TVBO_CONFIGS = ["tvboptim", "tvboptim(256)", "tvboptim(1000)"]
 
 
 # --------------------------------------------------------------------------- workload
-
-
-def load_data():
-    """``(weights, lengths, fc, description)``: tvboptim's ``dk_average``, else ``hcp``."""
-    try:
-        from tvboptim.data import load_functional_connectivity, load_structural_connectivity
-
-        w, lengths, _ = load_structural_connectivity(name="dk_average")
-        fc = load_functional_connectivity(name="dk_average")
-        return (
-            np.asarray(w, float),
-            np.asarray(lengths, float),
-            np.asarray(fc, float),
-            "tvboptim's 84-region `dk_average` connectome and empirical FC",
-        )
-    except ImportError:
-        import netdyn as nd
-
-        data = nd.datasets.load("hcp")
-        return (
-            np.asarray(data.weights, float),
-            np.asarray(data.lengths, float),
-            np.asarray(data.fc, float),
-            "**fallback**: tvboptim is not installed, so netdyn's embedded 80-region `hcp` "
-            "connectome and FC (not the reference `dk_average`)",
-        )
 
 
 def make_remat(label: str):
@@ -192,29 +167,15 @@ def netdyn_loss(label, w, lengths, fc_target, seconds):
 
 
 def tvboptim_loss(label, w, lengths, fc_target, seconds):
-    """``loss(G)`` of the seed notebook's tvboptim workload (HRF BOLD after the solve)."""
-    from tvboptim.experimental.network_dynamics import Network, prepare
-    from tvboptim.experimental.network_dynamics.coupling import DelayedLinearCoupling
-    from tvboptim.experimental.network_dynamics.dynamics.tvb import ReducedWongWang
-    from tvboptim.experimental.network_dynamics.graph import DenseDelayGraph
-    from tvboptim.experimental.network_dynamics.noise import AdditiveNoise
+    """``loss(G)`` of the reference workload in tvboptim (HRF BOLD after the solve)."""
+    from tvboptim.experimental.network_dynamics import prepare
     from tvboptim.experimental.network_dynamics.solvers import Heun
     from tvboptim.observations.observation import compute_fc, rmse
     from tvboptim.observations.tvb_monitors.bold import HRFBold
 
     m = re.fullmatch(r"tvboptim(?:\((\d+)\))?", label)
     block = None if m.group(1) is None else int(m.group(1))
-    graph = DenseDelayGraph(
-        weights=jnp.asarray(w / w.max()), delays=jnp.asarray(lengths / SPEED)
-    )
-    network = Network(
-        dynamics=ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, INITIAL_STATE=(0.3,)),
-        coupling={
-            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy="roll")
-        },
-        graph=graph,
-        noise=AdditiveNoise(sigma=SIGMA, apply_to="S", key=jax.random.key(0)),
-    )
+    network = C.tvboptim_network(w, lengths)
     solve_fn, state = prepare(network, Heun(block_size=block), t0=0.0, t1=seconds * 1000.0, dt=DT)
     monitor = HRFBold(period=PERIOD, downsample_period=DT, voi=0)
     skip = skip_samples(seconds)
@@ -276,10 +237,6 @@ def effective_blocks(label, n_steps):
 
 
 # ------------------------------------------------------------------- measurements
-
-
-def maxrss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 def measure_one(label, seconds, path):
@@ -377,7 +334,7 @@ def fresh_process(label, seconds, cache):
 
 
 def interleaved_times(labels, data, seconds, repeats):
-    """Best-of-``repeats`` forward and gradient times per configuration, interleaved."""
+    """Forward and gradient seconds per configuration, interleaved (``C.interleaved``)."""
     import contextlib
     import io
 
@@ -386,68 +343,15 @@ def interleaved_times(labels, data, seconds, repeats):
     for label in labels:
         loss = make_loss(label, data, seconds)
         with contextlib.redirect_stdout(io.StringIO()):
-            fwd = jax.jit(loss).lower(G0).compile()
-            grad = jax.jit(jax.value_and_grad(loss)).lower(G0).compile()
-        cases[label] = (fwd, grad)
+            cases[label, "fwd"] = (jax.jit(loss).lower(G0).compile(), (G0,))
+            cases[label, "grad"] = (jax.jit(jax.value_and_grad(loss)).lower(G0).compile(), (G0,))
         print(f"  compiled {label}", flush=True)
-    times = {label: {"fwd": [], "grad": []} for label in labels}
-    for r in range(repeats):
-        for label in random.sample(labels, len(labels)):
-            fwd, grad = cases[label]
-            t = time.perf_counter()
-            jax.block_until_ready(fwd(G0))
-            times[label]["fwd"].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            jax.block_until_ready(grad(G0))
-            times[label]["grad"].append(time.perf_counter() - t)
-        print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')}, load {loadavg()})",
-              flush=True)
-    return times
+    # A configuration's forward and gradient run back to back, configurations in random order.
+    times = C.interleaved(cases, repeats, group=lambda name: name[0], log=True)
+    return {label: {"fwd": times[label, "fwd"], "grad": times[label, "grad"]} for label in labels}
 
 
 # ---------------------------------------------------------------------------- report
-
-
-def machine_info():
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        import tvboptim
-
-        tvbo = getattr(tvboptim, "__version__", "installed")
-    except ImportError:
-        tvbo = "not importable"
-    import equinox
-    import jaxlib
-
-    return {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "cpu": f"{cpu}, {os.cpu_count()} logical CPUs",
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "jax": f"{jax.__version__} (jaxlib {jaxlib.__version__}), backend {jax.default_backend()}",
-        "equinox": equinox.__version__,
-        "tvboptim": tvbo,
-        "load average at start": loadavg(),
-    }
-
-
-def loadavg():
-    try:
-        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    except OSError:
-        return "?"
-
-
-def mb(x):
-    return x / 1e6
 
 
 def build_rows(labels, times, memory, n_steps):
@@ -480,10 +384,13 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
     by = {r["label"]: r for r in rows}
     out = ["# Remat benchmark: gradient of the reference workload", ""]
     out.append(
-        "Generated by `scripts/bench_remat.py"
-        + (" --quick" if args.quick else "")
-        + (f" --seconds {args.seconds:g}" if not args.quick and args.seconds != 60.0 else "")
-        + (" --compare tvboptim" if args.compare else "")
+        "Generated by `"
+        + C.command(
+            "bench_remat.py",
+            args.quick and "--quick",
+            not args.quick and args.seconds != 60.0 and f"--seconds {args.seconds:g}",
+            args.compare and "--compare tvboptim",
+        )
         + f"`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3), "
         f"{data_desc} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
         f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
@@ -494,16 +401,14 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
     )
     out += [
         "",
-        "BOLD model: as in the seed benchmark, the hemodynamic-response-kernel BOLD of TVB "
+        "BOLD model: as in the reference workload, the hemodynamic-response-kernel BOLD of TVB "
         f"(tvboptim's `HRFBold(period={PERIOD:g}, downsample_period={DT:g})`; netdyn's "
         f"`nd.HrfBold(period={PERIOD:g}, interim={DT:g})`, accumulated online). Rows marked "
         f"`@balloon` use netdyn's Balloon-Windkessel `nd.Bold(period={PERIOD:g})` instead "
         "(one RK4 step of the hemodynamic ODE per simulation step); they are compared with "
         "`None@balloon`.",
     ]
-    out += ["", "## Machine", ""]
-    out += [f"- {k}: {v}" for k, v in info.items()]
-    out.append(f"- load average at end: {end_load}")
+    out += C.machine_section(info, end_load)
     out += ["", "## Results", ""]
     out.append(
         f"Times: steady-state compiled calls, best of {args.repeats} calls interleaved between "
@@ -544,13 +449,7 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
     out += ["", "## Reading", ""]
     out += reading(rows, by, n_steps)
     out += ["", "![remat benchmark](remat.png)", ""]
-    hour = ""
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-        if HOUR_MARKER in text:
-            hour = text[text.index(HOUR_MARKER) :]
-    out += [hour if hour else HOUR_MARKER + "\n"]
+    out += [C.kept_tail(path, HOUR_MARKER)]
     with open(path, "w") as f:
         f.write("\n".join(out).rstrip("\n") + "\n")
     print(f"wrote {path}")
@@ -826,8 +725,8 @@ def main():
         help="JAX persistent compilation cache shared by the subprocesses (default: a new "
         "temporary directory per run, so that every fresh process compiles; '' disables)",
     )
-    parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "remat.md"))
-    parser.add_argument("--png", default=os.path.join(ROOT, "benchmarks", "remat.png"))
+    parser.add_argument("--out", default=str(C.RESULTS / "remat.md"))
+    parser.add_argument("--png", default=str(C.RESULTS / "remat.png"))
     args = parser.parse_args()
     if args.seconds is None:
         args.seconds = 6.0 if args.quick else 60.0

@@ -1,12 +1,12 @@
 """Unrolling the time loop: forward and gradient time of the reference workload per ``unroll``.
 
-The reference workload of ``scripts/bench_forward.py`` and ``scripts/bench_remat.py``:
+The reference workload of ``bench_forward.py`` and ``bench_remat.py``:
 Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = 0.641, initial S = 0.3) on an 84-region
-connectome (tvboptim's ``dk_average`` when importable, else ``bench_forward``'s seeded
-random 84-node graph; weights / max, delays = tract length / 4 mm/ms), delayed linear
-coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, the
-hemodynamic-response-kernel BOLD ``nd.HrfBold(period=1000, interim=dt)`` computed in the
-loop. ``--seconds`` of model time (default 10 s).
+connectome (tvboptim's ``dk_average`` when importable, else the seeded random 84-node
+graph of ``_common.load_connectome``; weights / max, delays = tract length / 4 mm/ms),
+delayed linear coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun,
+dt = 1 ms, the hemodynamic-response-kernel BOLD ``nd.HrfBold(period=1000, interim=dt)``
+computed in the loop. ``--seconds`` of model time (default 10 s).
 
 For every dtype and every ``unroll`` it compiles (AOT, trace + XLA compile timed) the
 forward run ``G -> BOLD`` under ``nd.NoRemat(unroll=u)`` and the gradient
@@ -17,39 +17,25 @@ as ratios to ``unroll=1`` of the same dtype (shared machines are noisy: compare 
 from one run). It also checks that the BOLD of every ``unroll`` is bit-identical to that of
 ``unroll=1`` and reports the gradient's relative difference::
 
-    python scripts/bench_unroll.py                  # 10 s, float64 and float32, unroll 1-16
-    python scripts/bench_unroll.py --repeats 3 --unrolls 1 8
+    python scripts/benchmarks/bench_unroll.py       # 10 s, float64 and float32, unroll 1-16
+    python scripts/benchmarks/bench_unroll.py --repeats 3 --unrolls 1 8
 """
 
 import argparse
 import os
-import random
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-
-import jax  # noqa: E402
+import _common as C  # first: this checkout's netdyn
+import jax
 
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from bench_forward import (  # noqa: E402
-    DT,
-    SIGMA,
-    SPEED,
-    G,
-    load_connectome,
-    machine_info,
-)
+from _common import DT, PERIOD, SIGMA, SPEED, G  # noqa: E402
 
 import netdyn as nd  # noqa: E402
 from netdyn._remat._schedule import CPU_UNROLL, GPU_UNROLL  # noqa: E402
 
-PERIOD = 1000.0  # BOLD TR (ms)
 BLOCK = 1000  # Uniform block of the gradient (steps)
 DATE = "2026-11-23"
 
@@ -58,8 +44,7 @@ def bold_fn(w, lengths, dtype, seconds, remat):
     """``bold(G)``: the BOLD samples of the reference workload under ``remat``."""
     import equinox as eqx
 
-    # nd.presets.reference_network in ``dtype`` (as bench_forward.netdyn_forward).
-    net = nd.presets.rww(np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype))
+    net = C.reference_network(w, lengths, dtype)
     y0 = jnp.full((1, net.graph.n_nodes), 0.3, dtype)
 
     def bold(G):
@@ -78,26 +63,20 @@ def bold_fn(w, lengths, dtype, seconds, remat):
     return bold
 
 
-def compile_timed(f, *args):
-    t = time.perf_counter()
-    compiled = jax.jit(f).lower(*args).compile()
-    return compiled, time.perf_counter() - t
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="model time (s)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--unrolls", nargs="+", type=int, default=[1, 2, 4, 8, 16])
-    parser.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "unroll.md"))
+    parser.add_argument("--out", default=str(C.RESULTS / "unroll.md"))
     args = parser.parse_args()
     if 1 not in args.unrolls:
         parser.error("--unrolls must include 1 (the reference of the ratios)")
 
-    info = machine_info()
+    info = C.machine_info()
     info["date"] = DATE
-    w, lengths, source = load_connectome()
+    w, lengths, source = C.load_connectome()
     n_steps = round(args.seconds * 1000.0 / DT)
 
     cases, compile_s, temp_mb, outputs = {}, {}, {}, {}
@@ -111,8 +90,8 @@ def main():
             def loss(G, bold=bold):
                 return jnp.mean(bold(G) ** 2)
 
-            f, tf = compile_timed(fwd, G0)
-            g, tg = compile_timed(jax.value_and_grad(loss), G0)
+            f, tf = C.compile_timed(jax.jit(fwd), G0)
+            g, tg = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
             cases[(dtype_name, "forward", u)] = (f, G0)
             cases[(dtype_name, "gradient", u)] = (g, G0)
             compile_s[(dtype_name, u)] = (tf, tg)
@@ -121,14 +100,8 @@ def main():
             print(f"[{dtype_name}] unroll={u}: compiled forward {tf:.2f} s, "
                   f"gradient {tg:.2f} s", flush=True)
 
-    times = {name: [] for name in cases}
-    for r in range(args.repeats):
-        for name in random.sample(list(cases), len(cases)):
-            f, G0 = cases[name]
-            t = time.perf_counter()
-            jax.block_until_ready(f(G0))
-            times[name].append(time.perf_counter() - t)
-        print(f"round {r + 1}/{args.repeats} ({time.strftime('%H:%M:%S')})", flush=True)
+    times = C.interleaved({name: (f, (G0,)) for name, (f, G0) in cases.items()}, args.repeats,
+                          log=True)
     best = {name: min(ts) for name, ts in times.items()}
     median = {name: float(np.median(ts)) for name, ts in times.items()}
 
@@ -160,11 +133,8 @@ def main():
 
 
 def write_report(args, info, source, n_steps, rows):
-    cmd = "python scripts/bench_unroll.py"
-    if args.seconds != 10.0:
-        cmd += f" --seconds {args.seconds:g}"
-    if args.repeats != 5:
-        cmd += f" --repeats {args.repeats}"
+    cmd = C.command("bench_unroll.py", args.seconds != 10.0 and f"--seconds {args.seconds:g}",
+                    args.repeats != 5 and f"--repeats {args.repeats}")
     out = ["# Unrolling the time loop", ""]
     out.append(
         f"Generated by `{cmd}`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = 0.641, "
@@ -185,12 +155,7 @@ def write_report(args, info, source, n_steps, rows):
         "forward samples are bit-identical to `unroll=1`; *Δgrad*: relative difference of "
         "the gradient to `unroll=1`'s.",
     ]
-    out += ["", "## Machine", ""]
-    out += [f"- {k}: {v}" for k, v in info.items()]
-    try:
-        out.append("- load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    except OSError:
-        pass
+    out += C.machine_section(info)
     out += ["", "## Results", ""]
     out.append(
         "| dtype | unroll | forward µs/step (best) | median | forward ratio "

@@ -1,0 +1,273 @@
+"""Shared code of the benchmark scripts: the reference workload, timing and report pieces.
+
+Imported by the ``bench_*.py`` scripts next to it (run them as
+``python scripts/benchmarks/bench_X.py``: their folder is then on ``sys.path``). Importing
+it puts this checkout first on ``sys.path``, so that the scripts measure the netdyn they
+sit in, also from an environment where another netdyn (or tvboptim) is installed.
+
+The reference workload itself is ``netdyn.presets.reference_network`` /
+``reference_simulation``; its numbers are repeated here only to describe it in the
+reports (see ``benchmarks/README.md``).
+"""
+
+import datetime
+import os
+import platform
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks"  # where the reports go
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# The reference workload, as nd.presets builds it (for the reports' text).
+DT = 1.0  # ms
+SPEED = 4.0  # mm/ms
+G = 0.5
+SIGMA = 0.00283
+GAMMA = 0.641  # ReducedWongWang's (and TVB's) default
+PERIOD = 1000.0  # ms: BOLD TR, temporal-average period
+SKIP = 20  # BOLD samples dropped before the FC
+
+
+# ------------------------------------------------------------------------ connectomes
+
+
+def dk_average():
+    """``(weights, lengths, fc)`` of tvboptim's 84-region ``dk_average`` (Desikan-Killiany
+    group average), or ``None`` where tvboptim is not importable."""
+    try:
+        from tvboptim.data import load_functional_connectivity, load_structural_connectivity
+
+        w, lengths, _ = load_structural_connectivity(name="dk_average")
+        fc = load_functional_connectivity(name="dk_average")
+    except ImportError:
+        return None
+    return np.asarray(w, float), np.asarray(lengths, float), np.asarray(fc, float)
+
+
+def load_connectome():
+    """``(weights, lengths, description)``: ``dk_average``, else a seeded random 84-node
+    graph of the same size and longest tract (the forward benchmarks need no FC)."""
+    data = dk_average()
+    if data is not None:
+        return data[0], data[1], "tvboptim's `dk_average`"
+    rng = np.random.default_rng(0)
+    n = 84
+    w = rng.lognormal(0.0, 1.5, (n, n)) * (rng.random((n, n)) < 0.98)
+    w = 0.5 * (w + w.T)
+    np.fill_diagonal(w, 0.0)
+    pos = rng.normal(0.0, 40.0, (n, 3))
+    lengths = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    lengths *= 224.0 / lengths.max()  # dk_average's longest tract is ~224 mm
+    return w, lengths, "a seeded random 84-node connectome (tvboptim not importable)"
+
+
+def load_data():
+    """``(weights, lengths, fc, description)``: ``dk_average`` with its empirical FC, else
+    netdyn's embedded 80-region ``hcp``."""
+    data = dk_average()
+    if data is not None:
+        return (*data, "tvboptim's 84-region `dk_average` connectome and empirical FC")
+    import netdyn as nd
+
+    hcp = nd.datasets.load("hcp")
+    return (
+        np.asarray(hcp.weights, float),
+        np.asarray(hcp.lengths, float),
+        np.asarray(hcp.fc, float),
+        "**fallback**: tvboptim is not installed, so netdyn's embedded 80-region `hcp` "
+        "connectome and FC (not the reference `dk_average`)",
+    )
+
+
+def random_connectome(n: int = 84, max_delay: float = 56.0, pin_longest: bool = True):
+    """``(weights / max, lengths, target FC)`` of a seeded random graph with the reference's
+    sizes (compiled memory depends only on them): half the entries kept, delays uniform in
+    [2, ``max_delay``] ms (``pin_longest``: one of exactly ``max_delay``), a random FC.
+
+    The lengths are 4 x the delays, for the presets' 4 mm/ms: scaling by a power of two is
+    exact, so the network's delays are the drawn ones bit for bit."""
+    rng = np.random.default_rng(0)
+    weights = rng.uniform(0.0, 1.0, (n, n)) * (rng.random((n, n)) < 0.5)
+    np.fill_diagonal(weights, 0.0)
+    delays = rng.uniform(2.0, max_delay, (n, n))
+    if pin_longest:
+        delays[0, 1] = max_delay
+    target = np.corrcoef(rng.standard_normal((4 * n, n)).T)
+    return weights / weights.max(), SPEED * delays, target
+
+
+# ------------------------------------------------------------------------- networks
+
+
+def reference_network(w, lengths, dtype=np.float64, **kwargs):
+    """``nd.presets.reference_network(w, lengths)`` in ``dtype`` (``kwargs`` to
+    ``nd.presets.rww``, e.g. ``interpolation``).
+
+    The weights are divided by their maximum in float64 and the lengths cast before the
+    preset divides them by the speed (4 mm/ms, a power of two), so the float32 network
+    holds the float64 one's values rounded once."""
+    import netdyn as nd
+
+    return nd.presets.rww(np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype), **kwargs)
+
+
+def tvboptim_network(w, lengths, dtype=None, noise=True):
+    """The reference network in tvboptim 0.4's ``experimental.network_dynamics``: the same
+    equations and numbers, its roll buffer, its (pre-sampled) noise stream."""
+    import jax
+    import jax.numpy as jnp
+    from tvboptim.experimental.network_dynamics import Network
+    from tvboptim.experimental.network_dynamics.coupling import DelayedLinearCoupling
+    from tvboptim.experimental.network_dynamics.dynamics.tvb import ReducedWongWang
+    from tvboptim.experimental.network_dynamics.graph import DenseDelayGraph
+    from tvboptim.experimental.network_dynamics.noise import AdditiveNoise
+
+    graph = DenseDelayGraph(
+        weights=jnp.asarray(w / w.max(), dtype), delays=jnp.asarray(lengths / SPEED, dtype)
+    )
+    return Network(
+        dynamics=ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, INITIAL_STATE=(0.3,)),
+        coupling={
+            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy="roll")
+        },
+        graph=graph,
+        noise=AdditiveNoise(sigma=SIGMA, apply_to="S", key=jax.random.key(0)) if noise else None,
+    )
+
+
+def have_tvboptim() -> bool:
+    try:
+        import tvboptim  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def compile_timed(f, *args):
+    """AOT-compile the jitted ``f`` for ``args``: ``(executable, trace + compile seconds)``."""
+    t = time.perf_counter()
+    compiled = f.lower(*args).compile()
+    return compiled, time.perf_counter() - t
+
+
+def interleaved(cases, repeats, *, group=None, warmup=False, log=False):
+    """Seconds of every call of ``cases`` (``name -> (callable, args)``): ``repeats``
+    rounds, each calling every case once in a new random order, so that a shared machine's
+    slow spells spread over all cases. Cases with the same ``group(name)`` are called
+    together, in their order (e.g. a forward and its gradient). ``warmup``: one untimed
+    call of each first (allocations)."""
+    import jax
+
+    groups = {}
+    for name in cases:
+        groups.setdefault(name if group is None else group(name), []).append(name)
+    if warmup:
+        for f, args in cases.values():
+            jax.block_until_ready(f(*args))
+    times = {name: [] for name in cases}
+    for r in range(repeats):
+        for g in random.sample(list(groups), len(groups)):
+            for name in groups[g]:
+                f, args = cases[name]
+                t = time.perf_counter()
+                jax.block_until_ready(f(*args))
+                times[name].append(time.perf_counter() - t)
+        if log:
+            print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')}, load "
+                  f"{loadavg()})", flush=True)
+    return times
+
+
+def per_step(times, n_steps):
+    """``name -> (best, median)`` µs per step of ``interleaved``'s seconds."""
+    return {
+        name: (min(ts) / n_steps * 1e6, float(np.median(ts)) / n_steps * 1e6)
+        for name, ts in times.items()
+    }
+
+
+def maxrss_bytes() -> int:
+    """Peak resident memory of this process so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def mb(x):
+    return x / 1e6
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def loadavg() -> str:
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def machine_info() -> dict[str, str]:
+    """What a report says about the machine and the software versions."""
+    import equinox
+    import jax
+    import jaxlib
+
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        import tvboptim
+
+        tvbo = getattr(tvboptim, "__version__", "installed")
+    except ImportError:
+        tvbo = "not importable"
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "cpu": f"{cpu}, {os.cpu_count()} logical CPUs",
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "jax": f"{jax.__version__} (jaxlib {jaxlib.__version__}), backend {jax.default_backend()}",
+        "equinox": equinox.__version__,
+        "tvboptim": tvbo,
+        "load average at start": loadavg(),
+    }
+
+
+def machine_section(info, end_load=None) -> list[str]:
+    """The ``## Machine`` lines of a report: ``info`` and the load average at the end."""
+    lines = ["", "## Machine", ""]
+    lines += [f"- {k}: {v}" for k, v in info.items()]
+    lines.append(f"- load average at end: {end_load or loadavg()}")
+    return lines
+
+
+def kept_tail(path, marker: str) -> str:
+    """The part of the report at ``path`` from ``marker`` on (kept when the script rewrites
+    the rest; written by another run or script), or the bare marker."""
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+        if marker in text:
+            return text[text.index(marker) :]
+    return marker + "\n"
+
+
+def command(script: str, *options: str) -> str:
+    """How a report names the command that wrote it."""
+    return " ".join(["python", f"scripts/benchmarks/{script}", *filter(None, options)])
