@@ -4,7 +4,11 @@ import abc
 from typing import Literal
 
 import equinox as eqx
-from jaxtyping import Array, Float, Int
+import jax
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float, Int
+
+from .._custom_types import Scalar
 
 Interpolation = Literal["nearest", "linear"]
 
@@ -73,3 +77,18 @@ class AbstractDelayGraph(AbstractGraph):
         self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
     ) -> Float[Array, "k ..."]:
         """Edge values ``x_j(t - d_ij)`` read from the history buffer."""
+
+
+def delays_from_lengths(lengths: ArrayLike, speed: float | Scalar):
+    """Delays (ms) ``d = L / v`` of tract lengths ``L`` (mm) at conduction speed ``v``
+    (mm/ms), the ``from_lengths`` constructors' conversion.
+
+    Concrete lengths and speed give concrete (NumPy) delays, even inside ``jit``, so that
+    the graph can size its history buffer from them; a traced speed gives traced delays
+    (then the graph needs an explicit ``max_delay``).
+    """
+    if not isinstance(speed, jax.core.Tracer) and not speed > 0:
+        raise ValueError(f"speed must be positive, got {speed}.")
+    if not isinstance(lengths, jax.core.Tracer):
+        lengths = np.asarray(lengths)
+    return lengths / speed

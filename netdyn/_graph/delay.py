@@ -2,14 +2,18 @@
 
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Matrix, Scalar
 from . import _dense_ops
-from ._base import AbstractDelayGraph, AbstractGraph, DelayIndex, Interpolation
+from ._base import (
+    AbstractDelayGraph,
+    AbstractGraph,
+    DelayIndex,
+    Interpolation,
+    delays_from_lengths,
+)
 from ._checks import (
     check_same_shape,
     check_square,
@@ -18,9 +22,10 @@ from ._checks import (
     concrete_max,
     delay_rows,
 )
+from ._dense_layout import AbstractDenseGraph
 
 
-class DelayGraph(AbstractDelayGraph):
+class DelayGraph(AbstractDenseGraph, AbstractDelayGraph):
     """A dense weighted graph with conduction delays, both ``[target, source]``.
 
     The delayed coupling input of node ``i`` reads the state of node ``j`` at
@@ -70,26 +75,7 @@ class DelayGraph(AbstractDelayGraph):
         ``speed`` may be traced (to differentiate with respect to it, with linear delay
         interpolation); then pass ``max_delay`` (ms), which fixes the history buffer size.
         """
-        if not isinstance(speed, jax.core.Tracer) and not speed > 0:
-            raise ValueError(f"speed must be positive, got {speed}.")
-        if not isinstance(lengths, jax.core.Tracer):
-            # Concrete lengths and speed give concrete delays (even inside jit), so
-            # max_delay is known.
-            lengths = np.asarray(lengths)
-        return cls(weights, lengths / speed, **kwargs)
-
-    @property
-    def n_nodes(self) -> int:
-        return jnp.shape(self.weights)[0]
-
-    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k 1 nodes"]:
-        return _dense_ops.source_values(x)
-
-    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k nodes 1"]:
-        return _dense_ops.target_values(x)
-
-    def weighted_sum(self, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
-        return _dense_ops.weighted_sum(self.weights, v)
+        return cls(weights, delays_from_lengths(lengths, speed), **kwargs)
 
     def delay_index(self, dt: float, n_rows: int, interpolation: Interpolation) -> DelayIndex:
         rows, frac = delay_rows(jnp.asarray(self.delays), dt, n_rows, interpolation)

@@ -3,15 +3,15 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import ArrayLike
 
 from .._custom_types import Matrix
-from . import _dense_ops
 from ._base import AbstractGraph
 from ._checks import check_square, checked_weights
+from ._dense_layout import AbstractDenseGraph
 
 
-class DenseGraph(AbstractGraph):
+class DenseGraph(AbstractDenseGraph):
     """A dense weighted graph without delays, ``weights[target, source]``.
 
     The coupling input of node ``i`` sums ``weights[i, j]`` times a function of the
@@ -32,19 +32,6 @@ class DenseGraph(AbstractGraph):
 
     def __check_init__(self):
         check_square("weights", self.weights)
-
-    @property
-    def n_nodes(self) -> int:
-        return jnp.shape(self.weights)[0]
-
-    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k 1 nodes"]:
-        return _dense_ops.source_values(x)
-
-    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k nodes 1"]:
-        return _dense_ops.target_values(x)
-
-    def weighted_sum(self, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
-        return _dense_ops.weighted_sum(self.weights, v)
 
     def validate(self) -> "AbstractGraph":
         check_square("weights", self.weights)

@@ -7,9 +7,10 @@ from jaxtyping import Array, ArrayLike, Float, Int
 from . import _sparse_ops
 from ._base import AbstractGraph
 from ._checks import checked_weights
+from ._sparse_layout import AbstractSparseGraph, edge_layout
 
 
-class SparseGraph(AbstractGraph):
+class SparseGraph(AbstractSparseGraph):
     r"""A sparse weighted graph without delays, stored as a list of edges.
 
     Edge ``e`` goes from node ``sources[e]`` to node ``targets[e]`` with weight
@@ -53,19 +54,10 @@ class SparseGraph(AbstractGraph):
         n_nodes: int,
         signed: bool = False,
     ):
-        t = _sparse_ops.concrete_indices("targets", targets)
-        s = _sparse_ops.concrete_indices("sources", sources)
-        weights = jnp.asarray(weights)
-        if t.shape != s.shape or jnp.shape(weights) != t.shape:
-            raise ValueError(
-                f"targets, sources and weights must share one [edges] shape, got {t.shape}, "
-                f"{s.shape} and {jnp.shape(weights)}."
-            )
-        perm, self.blocks, chunk_index = _sparse_ops.chunk_layout(t, s, int(n_nodes))
-        self.targets = jnp.asarray(t[perm], jnp.int32)
-        self.sources = jnp.asarray(s[perm], jnp.int32)
-        self.weights = weights[perm]
-        self.chunk_index = jnp.asarray(chunk_index)
+        self.targets, self.sources, values, self.blocks, self.chunk_index = edge_layout(
+            targets, sources, n_nodes, weights=weights
+        )
+        self.weights = values["weights"]
         self.num_nodes = int(n_nodes)
         self.signed = signed
 
@@ -88,28 +80,8 @@ class SparseGraph(AbstractGraph):
             n_nodes=w.shape[0], signed=signed,
         )
 
-    @property
-    def n_nodes(self) -> int:
-        return self.num_nodes
-
-    @property
-    def n_edges(self) -> int:
-        """Number of stored edges."""
-        return jnp.shape(self.weights)[0]
-
-    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k edges"]:
-        return _sparse_ops.gather_edges(x, self.sources)
-
-    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k edges"]:
-        return _sparse_ops.gather_edges(x, self.targets)
-
-    def weighted_sum(self, v: Float[Array, "m edges"]) -> Float[Array, "m nodes"]:
-        return _sparse_ops.weighted_sum(self.weights, v, self.blocks, self.chunk_index)
-
     def validate(self) -> "AbstractGraph":
         self.__check_init__()
         weights = checked_weights(self.weights, self.signed)
-        sources = _sparse_ops.checked_structure(
-            self.targets, self.sources, self.blocks, self.chunk_index, self.num_nodes
-        )
+        sources = self._checked_sources()
         return eqx.tree_at(lambda g: (g.weights, g.sources), self, (weights, sources))

@@ -8,11 +8,18 @@ from jaxtyping import Array, ArrayLike, Float, Int
 
 from .._custom_types import Scalar
 from . import _sparse_ops
-from ._base import AbstractDelayGraph, AbstractGraph, DelayIndex, Interpolation
+from ._base import (
+    AbstractDelayGraph,
+    AbstractGraph,
+    DelayIndex,
+    Interpolation,
+    delays_from_lengths,
+)
 from ._checks import checked_delays, checked_weights, concrete_max, delay_rows
+from ._sparse_layout import AbstractSparseGraph, edge_layout
 
 
-class SparseDelayGraph(AbstractDelayGraph):
+class SparseDelayGraph(AbstractSparseGraph, AbstractDelayGraph):
     r"""A sparse weighted graph with conduction delays, stored as a list of edges.
 
     Edge ``e`` goes from node ``sources[e]`` to node ``targets[e]`` with weight
@@ -59,22 +66,14 @@ class SparseDelayGraph(AbstractDelayGraph):
         max_delay: float | None = None,
         signed: bool = False,
     ):
-        t = _sparse_ops.concrete_indices("targets", targets)
-        s = _sparse_ops.concrete_indices("sources", sources)
-        weights, delays = jnp.asarray(weights), jnp.asarray(delays)
-        if t.shape != s.shape or jnp.shape(weights) != t.shape or jnp.shape(delays) != t.shape:
-            raise ValueError(
-                f"targets, sources, weights and delays must share one [edges] shape, got "
-                f"{t.shape}, {s.shape}, {jnp.shape(weights)} and {jnp.shape(delays)}."
-            )
-        perm, self.blocks, chunk_index = _sparse_ops.chunk_layout(t, s, int(n_nodes))
-        self.targets = jnp.asarray(t[perm], jnp.int32)
-        self.sources = jnp.asarray(s[perm], jnp.int32)
-        self.weights = weights[perm]
-        self.delays = delays[perm]
-        self.chunk_index = jnp.asarray(chunk_index)
+        self.targets, self.sources, values, self.blocks, self.chunk_index = edge_layout(
+            targets, sources, n_nodes, weights=weights, delays=delays
+        )
+        self.weights, self.delays = values["weights"], values["delays"]
         self.num_nodes = int(n_nodes)
-        self.max_delay = concrete_max("delays", delays) if max_delay is None else float(max_delay)
+        self.max_delay = (
+            concrete_max("delays", self.delays) if max_delay is None else float(max_delay)
+        )
         self.signed = signed
 
     def __check_init__(self):
@@ -121,29 +120,7 @@ class SparseDelayGraph(AbstractDelayGraph):
         """``from_dense`` with delays from tract lengths (mm) and a conduction speed
         (mm/ms): ``d = L / v``. ``speed`` may be traced (to differentiate with respect
         to it); then pass ``max_delay``."""
-        if not isinstance(speed, jax.core.Tracer) and not speed > 0:
-            raise ValueError(f"speed must be positive, got {speed}.")
-        if not isinstance(lengths, jax.core.Tracer):
-            lengths = np.asarray(lengths)  # concrete delays: max_delay is known
-        return cls.from_dense(weights, lengths / speed, **kwargs)
-
-    @property
-    def n_nodes(self) -> int:
-        return self.num_nodes
-
-    @property
-    def n_edges(self) -> int:
-        """Number of stored edges."""
-        return jnp.shape(self.weights)[0]
-
-    def source_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k edges"]:
-        return _sparse_ops.gather_edges(x, self.sources)
-
-    def target_values(self, x: Float[Array, "k nodes"]) -> Float[Array, "k edges"]:
-        return _sparse_ops.gather_edges(x, self.targets)
-
-    def weighted_sum(self, v: Float[Array, "m edges"]) -> Float[Array, "m nodes"]:
-        return _sparse_ops.weighted_sum(self.weights, v, self.blocks, self.chunk_index)
+        return cls.from_dense(weights, delays_from_lengths(lengths, speed), **kwargs)
 
     def delay_index(self, dt: float, n_rows: int, interpolation: Interpolation) -> DelayIndex:
         rows, frac = delay_rows(self.delays, dt, n_rows, interpolation)
@@ -158,9 +135,7 @@ class SparseDelayGraph(AbstractDelayGraph):
         self.__check_init__()
         weights = checked_weights(self.weights, self.signed)
         delays = checked_delays(self.delays, self.max_delay)
-        sources = _sparse_ops.checked_structure(
-            self.targets, self.sources, self.blocks, self.chunk_index, self.num_nodes
-        )
+        sources = self._checked_sources()
         return eqx.tree_at(
             lambda g: (g.weights, g.delays, g.sources), self, (weights, delays, sources)
         )
