@@ -27,6 +27,7 @@ TUTORIALS = (
     "fitting_rww",
     "sweeps_and_scale",
     "eeg_jansen_rit",
+    "stimulation",
 )
 
 
