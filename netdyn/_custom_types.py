@@ -2,7 +2,7 @@
 
 from typing import TypeAlias
 
-from jaxtyping import Array, ArrayLike, Float, Int, PRNGKeyArray
+from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
 State: TypeAlias = Float[Array, "states nodes"]
 """Dynamics state: one row per state variable, one column per node."""
@@ -13,17 +13,15 @@ CouplingInput: TypeAlias = Float[Array, "inputs nodes"]
 Matrix: TypeAlias = Float[Array, "nodes nodes"]
 """A node-by-node matrix, oriented ``[target, source]``."""
 
-History: TypeAlias = Float[Array, "rows cvars nodes"]
-"""Delay history buffer of the coupled variables; row ``-1`` is the newest."""
+History: TypeAlias = Float[Array, "rows nodes k"]
+"""Delay history buffer of the ``k`` coupled variables: time-major, oldest row first and
+row ``-1`` the newest state, the variables on the trailing axis (``_simulate/_buffer.py``)."""
 
 Scalar: TypeAlias = Float[ArrayLike, ""]
 """A real scalar (Python float or 0-d array)."""
 
 Param: TypeAlias = Float[ArrayLike, "..."]
 """A model parameter: a scalar, or an array broadcastable against ``[nodes]``."""
-
-StepIndex: TypeAlias = Int[Array, ""]
-"""Global integer step counter (drives counter-based noise)."""
 
 Key: TypeAlias = PRNGKeyArray
 
@@ -36,5 +34,4 @@ __all__ = [
     "Param",
     "Scalar",
     "State",
-    "StepIndex",
 ]

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int
 
-from .._custom_types import Scalar
+from .._custom_types import History, Scalar
 
 Interpolation = Literal["nearest", "linear"]
 
@@ -74,7 +74,7 @@ class AbstractDelayGraph(AbstractGraph):
 
     @abc.abstractmethod
     def delayed_source_values(
-        self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
+        self, buffer: History, index: DelayIndex
     ) -> Float[Array, "k ..."]:
         """Edge values ``x_j(t - d_ij)`` read from the history buffer."""
 

@@ -5,7 +5,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
-from .._custom_types import Matrix, Scalar
+from .._custom_types import History, Matrix, Scalar
 from . import _dense_ops
 from ._base import (
     AbstractDelayGraph,
@@ -82,7 +82,7 @@ class DelayGraph(AbstractDenseGraph, AbstractDelayGraph):
         return DelayIndex(rows, frac)
 
     def delayed_source_values(
-        self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
+        self, buffer: History, index: DelayIndex
     ) -> Float[Array, "k nodes nodes"]:
         return _dense_ops.delayed_source_values(buffer, index)
 

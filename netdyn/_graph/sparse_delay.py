@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float, Int
 
-from .._custom_types import Scalar
+from .._custom_types import History, Scalar
 from . import _sparse_ops
 from ._base import (
     AbstractDelayGraph,
@@ -127,7 +127,7 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractDelayGraph):
         return DelayIndex(rows, frac)
 
     def delayed_source_values(
-        self, buffer: Float[Array, "rows nodes k"], index: DelayIndex
+        self, buffer: History, index: DelayIndex
     ) -> Float[Array, "k edges"]:
         return _sparse_ops.delayed_source_values(buffer, index, self.sources)
 

@@ -1,0 +1,84 @@
+"""Small linear dynamics and a test connectome shared by the coupling and graph tests.
+
+Linear node dynamics keep the NumPy references short and the trajectories bounded, so that
+what a test sees is the coupling and the graph.
+"""
+
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+import netdyn as nd
+
+DT = 0.5
+
+
+class Relax2(nd.AbstractDynamics):
+    """du/dt = -u + c_0, dv/dt = -3 v / 2 + c_1 (two coupling inputs)."""
+
+    coupled_variables: tuple[str, ...] = eqx.field(default=("u", "v"), static=True)
+    state_names: ClassVar[tuple[str, ...]] = ("u", "v")
+    state_bounds: ClassVar[dict] = {}
+    n_coupling_inputs: ClassVar[int] = 2
+
+    def vector_field(self, t, y, c):
+        return jnp.stack([-y[0] + c[0], -1.5 * y[1] + c[1]])
+
+    def initial_state(self, n_nodes):
+        return jnp.zeros((2, n_nodes))
+
+
+class Relax1(nd.AbstractDynamics):
+    """du/dt = -u + c_0, dv/dt = -v / 2 (one coupling input, two coupled variables)."""
+
+    coupled_variables: tuple[str, ...] = eqx.field(default=("u", "v"), static=True)
+    state_names: ClassVar[tuple[str, ...]] = ("u", "v")
+    state_bounds: ClassVar[dict] = {}
+    n_coupling_inputs: ClassVar[int] = 1
+
+    def vector_field(self, t, y, c):
+        return jnp.stack([-y[0] + c[0], -0.5 * y[1]])
+
+    def initial_state(self, n_nodes):
+        return jnp.zeros((2, n_nodes))
+
+
+class Integrator(nd.AbstractDynamics):
+    """dx/dt = c_0."""
+
+    coupled_variables: tuple[str, ...] = eqx.field(default=("x",), static=True)
+    state_names: ClassVar[tuple[str, ...]] = ("x",)
+    state_bounds: ClassVar[dict] = {}
+    n_coupling_inputs: ClassVar[int] = 1
+
+    def vector_field(self, t, y, c):
+        return c
+
+    def initial_state(self, n_nodes):
+        return jnp.zeros((1, n_nodes))
+
+
+def is_jansen_rit(c):
+    return isinstance(c, (nd.SigmoidalJansenRit, nd.DelayedSigmoidalJansenRit))
+
+
+def connectome(n=6, seed=3):
+    """Asymmetric weights with zeros; delays (ms) mixing 0, whole and fractional steps."""
+    rng = np.random.default_rng(seed)
+    weights = rng.uniform(0.05, 0.35, (n, n)) * (rng.random((n, n)) < 0.65)
+    weights[0, 1], weights[1, 0] = 0.9, 0.0  # surely asymmetric
+    steps = rng.integers(0, 7, (n, n)) + rng.choice([0.0, 0.1, 0.3, 0.7, 0.9], (n, n))
+    edges = np.argwhere(weights > 0)[:3]
+    steps[edges[:, 0], edges[:, 1]] = 0.0
+    steps[0, 1] = 0.0  # a zero delay on an edge
+    steps[2, 0] = 3.0  # a whole number of steps
+    steps[1, 2] = 4.3
+    delays = steps * DT
+    return weights, delays
+
+
+def random_history(rows, n, seed=4):
+    """Random past states ``[rows, 2, n]`` of two variables, oldest first."""
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, (rows, 2, n))
