@@ -133,8 +133,7 @@ print(f"=> {per_step / 1e3:.2f} kB of residuals per step, "
 #   costs barely more memory than a one-minute run.
 # - `nd.Policy(names)`: checkpointed blocks that nevertheless *save* the values tagged
 #   with the given names (`"state"`, `"history"`, `"coupling"`, `"monitor"`), trading
-#   some memory for less recomputation; `offload=True` moves them to host memory on a
-#   GPU.
+#   some memory for less recomputation.
 # - `nd.Auto(max_bytes=...)`: tries the strategies above from the cheapest in time and
 #   keeps the first whose compiled gradient fits the budget (XLA's own memory analysis).
 #
@@ -347,9 +346,6 @@ if plt is not None:
 # - **A hard memory budget**: `nd.Auto(max_bytes=...)` picks, at trace time, the fastest
 #   candidate whose compiled gradient fits (it compiles several candidates once, so the
 #   first trace is slower); `verbose=True` prints the choice, which you can then hard-code.
-# - **On a GPU with little device memory**: `nd.Policy(("coupling",), offload=True)` saves
-#   the tagged values to pinned host memory instead of recomputing or keeping them on the
-#   device.
 # - Vectorising over a batch (`jax.vmap`, `nd.sweep`, `nd.fit_multistart`) multiplies the
 #   per-simulation memory by the batch size: that is where checkpointing pays most.
 #

@@ -5,20 +5,9 @@ import functools
 import jax
 
 
-def checkpointer(save: tuple[str, ...] = (), offload: bool = False):
-    """``jax.checkpoint`` saving only the values tagged with the names in ``save``.
-
-    With ``offload``, those values are moved to pinned host memory instead of being kept on
-    the device (``save_and_offload_only_these_names``), for accelerators.
-    """
-    if offload:
-        policy = jax.checkpoint_policies.save_and_offload_only_these_names(
-            names_which_can_be_saved=(),
-            names_which_can_be_offloaded=tuple(save),
-            offload_src="device",
-            offload_dst="pinned_host",
-        )
-    elif save:
+def checkpointer(save: tuple[str, ...] = ()):
+    """``jax.checkpoint`` saving only the values tagged with the names in ``save``."""
+    if save:
         policy = jax.checkpoint_policies.save_only_these_names(*save)
     else:
         policy = jax.checkpoint_policies.nothing_saveable

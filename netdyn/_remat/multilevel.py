@@ -25,6 +25,12 @@ class MultiLevel(AbstractRemat):
     recomputes each step at most $L$ times. Memory grows like $\log n$: a one-hour run
     needs only a few more carries than a one-minute run. ``unroll``: steps per iteration
     of the innermost loop (see ``AbstractRemat``).
+
+    The growth is what holds on every backend; the bytes depend on the compiler's memory
+    plan. On XLA:CPU a 2,000-step gradient with ``MultiLevel(4)`` needs fewer temporaries
+    than with ``Uniform(50)``; on an H100 (XLA:GPU) it needed more (134.5 KB against
+    82.6 KB). Measure on the backend you run (``Auto`` does so with XLA's own memory
+    analysis).
     """
 
     branch: int = eqx.field(default=16, static=True)

@@ -23,14 +23,15 @@ class Policy(AbstractRemat):
     step and skips recomputing the delayed gather; ``Policy(("history",))`` saves the whole
     buffer every step (memory-hungry: shown for completeness).
 
-    With ``offload=True`` (accelerators) the named values are moved to pinned host memory
-    (``jax.checkpoint_policies.save_and_offload_only_these_names``). ``unroll``: steps per
-    iteration of the innermost loop (see ``AbstractRemat``).
+    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
+
+    There is no host offloading of the saved values: JAX's offloading policy
+    (``save_and_offload_only_these_names``) failed to compile this loop with XLA:GPU
+    (jax 0.11.2, H100), and JAX's newer remat implementation ignores offloading policies.
     """
 
     names: tuple[str, ...] = eqx.field(static=True)
     block: int | None = eqx.field(default=None, static=True)
-    offload: bool = eqx.field(default=False, static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
@@ -44,6 +45,6 @@ class Policy(AbstractRemat):
 
     def loop(self, step, emit, carry, n_steps, every):
         block = self.block if self.block is not None else max(1, math.isqrt(n_steps))
-        wrap = checkpointer(tuple(self.names), self.offload)
+        wrap = checkpointer(tuple(self.names))
         return time_loop(step, emit, carry, n_steps, every, (block,), wrap,
                          resolve_unroll(self.unroll))
