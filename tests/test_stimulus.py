@@ -104,6 +104,17 @@ def test_pulse_train_response_matches_the_analytic_linear_response(solver):
     assert errors[0] / errors[1] > 3.5
 
 
+def test_region_specific_timing():
+    onsets, widths = np.array([1.0, 2.0, 3.5]), np.array([0.5, 1.0, 0.25])
+    stim = nd.PulseTrain("x", amplitude=1.0, onset=onsets, width=widths, period=4.0,
+                         n_pulses=1)
+    ts, ys, _ = _run(_network(stim, n_nodes=3), nd.RK4(), dt=0.01, t1=6.0)
+    for i in range(3):
+        want = _train_response(ts, onsets[i], widths[i], 4.0, 1)
+        off = _off_edges(ts, [onsets[i], onsets[i] + widths[i]])
+        np.testing.assert_allclose(ys[off, 0, i], want[off], atol=2e-5)
+
+
 def test_smooth_pulses_match_quadrature_and_rk4_sees_the_stage_times():
     rise = 0.3
     stim = nd.PulseTrain("x", amplitude=0.7, rise_time=rise, **PULSES)
@@ -333,6 +344,8 @@ def test_float32_state_with_float64_parameters():
         (nd.PulseTrain("x", amplitude=1.0, regions=(1, 4), **PULSES), r"regions \[4\]"),
         (nd.PulseTrain("x", amplitude=1.0, regions=(1, -3), **PULSES), "twice"),
         (nd.PulseTrain("x", amplitude=np.ones(4), **PULSES), r"amplitude .* shape \(4,\)"),
+        (nd.PulseTrain("x", amplitude=1.0, onset=np.ones(3), width=0.5, period=2.0),
+         r"onset has shape \(3,\).*\(4,\)"),
         (nd.SampledStimulus("x", samples=np.ones((5, 3)), sampling_period=1.0),
          r"samples has shape \(5, 3\).*nodes = 4"),
     ],

@@ -32,7 +32,7 @@ class AbstractStimulus(eqx.Module):
     stimulus or a tuple of them (their inputs add up).
 
     Subclasses define the fields ``variable`` (static), ``amplitude``, ``regions``
-    (static), ``weights`` and the method ``profile``.
+    (static), ``weights`` and the methods ``profile`` and ``check_profile``.
     """
 
     variable: eqx.AbstractVar[str]
@@ -102,8 +102,10 @@ class AbstractStimulus(eqx.Module):
         self.check_profile(n_nodes)
         return state_names.index(self.variable)
 
+    @abc.abstractmethod
     def check_profile(self, n_nodes: int) -> None:
-        """Trace-time checks of the profile's own fields (none by default)."""
+        """Trace-time checks of the profile's own fields against a network of ``n_nodes``
+        regions: a ``ValueError`` naming the field and its shape."""
 
     def checked(self) -> "AbstractStimulus":
         """The stimulus with runtime checks (``eqx.error_if``) that its array parameters

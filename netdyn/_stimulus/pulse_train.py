@@ -42,7 +42,8 @@ class PulseTrain(AbstractStimulus):
 
     **Arguments**: ``variable`` the stimulated state variable (name); ``amplitude``
     $a$ (scalar); ``onset`` $t_0$ (ms); ``width`` $w$ (ms); ``period`` $T$ (ms, at
-    least $w$); ``n_pulses`` $K$ (``None``: unending); ``rise_time`` $r$ (ms, ``None``:
+    least $w$); each of the three a scalar, or a ``[nodes]`` array for timing that
+    differs between regions; ``n_pulses`` $K$ (``None``: unending); ``rise_time`` $r$ (ms, ``None``:
     sharp edges); ``regions`` and ``weights``, the spatial pattern (default: every
     region with weight 1).
     """
@@ -74,6 +75,13 @@ class PulseTrain(AbstractStimulus):
                 raise ValueError(f"PulseTrain needs 0 < width <= period, got width="
                                  f"{self.width}, period={self.period}.")
 
+    def check_profile(self, n_nodes: int) -> None:
+        for name in ("onset", "width", "period"):
+            shape = jnp.shape(getattr(self, name))
+            if shape not in ((), (n_nodes,)):
+                raise ValueError(f"PulseTrain.{name} has shape {shape}; it must be a scalar "
+                                 f"or [nodes] = ({n_nodes},).")
+
     def _edge(self, u, tol):
         if self.rise_time is None:
             # An edge on the time grid must give H(0) = 1/2 although t = t0 + i dt and
@@ -81,7 +89,7 @@ class PulseTrain(AbstractStimulus):
             return jnp.where(jnp.abs(u) <= tol, 0.5, jnp.where(u > 0, 1.0, 0.0)).astype(u.dtype)
         return logistic(u * (_RISE_PER_SCALE / self.rise_time))
 
-    def profile(self, t: Scalar) -> Float[Array, ""]:
+    def profile(self, t: Scalar) -> Float[Array, ""] | Float[Array, " nodes"]:
         onset, width, period = (jnp.asarray(x, t.dtype) for x in
                                 (self.onset, self.width, self.period))
         # The pulse k that started last, and its two neighbours: with width <= period
@@ -90,7 +98,7 @@ class PulseTrain(AbstractStimulus):
         k = jnp.floor((t - onset) / period)
         scale = jnp.abs(t) + jnp.abs(onset) + period * (jnp.abs(k) + 2.0)
         tol = 16 * jnp.finfo(t.dtype).eps * scale
-        total = jnp.zeros((), t.dtype)
+        total = jnp.zeros(k.shape, t.dtype)
         for shift in (-1.0, 0.0, 1.0):
             j = k + shift
             u = t - onset - j * period
