@@ -13,8 +13,9 @@ import math
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import toy_networks as toy
 from helpers import ALL_COUPLINGS
-from toy_networks import DT, Integrator, Relax1, Relax2, connectome, is_jansen_rit, random_history
+from toy_networks import DT
 
 import netdyn as nd
 
@@ -36,7 +37,7 @@ def _edge_term(c, xi, xj):
         return [b - a for a, b in zip(xi, xj)]
     if isinstance(c, (nd.KuramotoSine, nd.DelayedKuramotoSine)):
         return [math.sin(b - a) for a, b in zip(xi, xj)]
-    if is_jansen_rit(c):
+    if toy.is_jansen_rit(c):
         cmin, cmax, m, r = (float(v) for v in (c.cmin, c.cmax, c.midpoint, c.r))
         return [cmin + (cmax - cmin) / (1.0 + math.exp(r * (m - (xj[0] - xj[1]))))]
     raise AssertionError(type(c))
@@ -77,7 +78,7 @@ def _oracle(c, weights, delays, history, n_steps, dt, vector_field):
             a, b = traj[now - D], traj[now - D - 1]
             return [(1 - f) * a[0, j] + f * b[0, j], (1 - f) * a[1, j] + f * b[1, j]]
 
-        rows = 1 if is_jansen_rit(c) else 2
+        rows = 1 if toy.is_jansen_rit(c) else 2
         coupling = np.zeros((rows, n))
         for i in range(n):
             sums = [0.0] * rows
@@ -119,21 +120,14 @@ def _cases():
 
 @pytest.mark.parametrize("coupling,interpolation,kind", list(_cases()))
 def test_matches_numpy_loop_oracle(coupling, interpolation, kind):
-    weights, delays = connectome()
+    weights, delays = toy.connectome()
     n = weights.shape[0]
     if interpolation is not None:
         coupling = dataclasses.replace(coupling, interpolation=interpolation)
-    if kind == "dense":
-        graph = nd.DelayGraph(weights, delays) if interpolation else nd.DenseGraph(weights)
-    else:
-        graph = (
-            nd.SparseDelayGraph.from_dense(weights, delays)
-            if interpolation
-            else nd.SparseGraph.from_dense(weights)
-        )
-    jr = is_jansen_rit(coupling)
-    dynamics = Relax1() if jr else Relax2()
-    history = random_history(int(delays.max() / DT) + 4, n)
+    graph = toy.graph(kind, weights, delays if interpolation else None)
+    jr = toy.is_jansen_rit(coupling)
+    dynamics = toy.Relax1() if jr else toy.Relax2()
+    history = toy.random_history(int(delays.max() / DT) + 4, n)
     sol = nd.simulate(
         nd.Network(dynamics, coupling, graph), nd.Euler(), t0=0.0, t1=N_STEPS * DT, dt=DT,
         monitors={"raw": nd.Raw()}, history=jnp.asarray(history),
@@ -155,7 +149,8 @@ def test_matches_numpy_loop_oracle(coupling, interpolation, kind):
 
 
 def test_jansen_rit_coupling_needs_two_variables():
-    weights, delays = connectome()
-    net = nd.Network(Integrator(), nd.DelayedSigmoidalJansenRit(), nd.DelayGraph(weights, delays))
+    weights, delays = toy.connectome()
+    graph = nd.DelayGraph(weights, delays)
+    net = nd.Network(toy.Integrator(), nd.DelayedSigmoidalJansenRit(), graph)
     with pytest.raises(ValueError, match="two coupled variables"):
         nd.simulate(net, nd.Euler(), t0=0.0, t1=5.0, dt=DT)

@@ -14,7 +14,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from helpers import ALL_COUPLINGS
-from toy_networks import DT, Integrator, Relax1, Relax2, connectome, is_jansen_rit, random_history
+from toy_networks import (
+    DT,
+    Integrator,
+    Relax1,
+    Relax2,
+    connectome,
+    graph as toy_graph,
+    is_jansen_rit,
+    random_history,
+)
 
 import netdyn as nd
 
@@ -132,14 +141,8 @@ def test_directed_orientation(coupling, kind):
     weights = np.array([[0.0, 0.0], [1.0, 0.0]])
     delays = np.array([[0.0, 0.0], [1.0, 0.0]])
     delayed = isinstance(coupling, nd.AbstractDelayedCoupling)
-    if kind == "dense":
-        graph = nd.DelayGraph(weights, delays) if delayed else nd.DenseGraph(weights)
-    else:
-        graph = (
-            nd.SparseDelayGraph.from_dense(weights, delays)
-            if delayed
-            else nd.SparseGraph.from_dense(weights)
-        )
+    graph = toy_graph(kind, weights, delays if delayed else None)
+    if kind == "sparse":
         assert graph.n_edges == 1
     y0 = jnp.array([[1.0, 0.2]])
     sol = nd.simulate(nd.Network(Integrator(), coupling, graph), nd.Euler(), t0=0.0, t1=5.0,

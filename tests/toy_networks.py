@@ -79,6 +79,15 @@ def connectome(n=6, seed=3):
     return weights, delays
 
 
+def graph(kind, weights, delays=None):
+    """The ``"dense"`` or ``"sparse"`` graph of ``weights``, with ``delays`` when given."""
+    if kind == "dense":
+        return nd.DenseGraph(weights) if delays is None else nd.DelayGraph(weights, delays)
+    if delays is None:
+        return nd.SparseGraph.from_dense(weights)
+    return nd.SparseDelayGraph.from_dense(weights, delays)
+
+
 def random_history(rows, n, seed=4):
     """Random past states ``[rows, 2, n]`` of two variables, oldest first."""
     return np.random.default_rng(seed).uniform(-1.0, 1.0, (rows, 2, n))
