@@ -4,6 +4,7 @@ import jax
 from jax.ad_checkpoint import checkpoint_name
 
 from .._dynamics._base import clip_to_bounds
+from .._materialise import materialised
 from .._solution import SimulationState
 from .._stimulus._terms import StimulusTerms
 from . import _buffer
@@ -47,7 +48,10 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
         noise_term = None
         if noise is not None:
             noise_term = noise.increment(key, i, y, dt, noise_rows)
-        y1 = checkpoint_name(advance(t, y, c_delayed, noise_term), "state")
+        # Materialised once: monitors broadcast the new state over their rows (HrfBold's
+        # pending samples), which otherwise recomputes the solver stages once per row.
+        y1 = materialised(advance(t, y, c_delayed, noise_term), i)
+        y1 = checkpoint_name(y1, "state")
         if buf is not None:
             buf = checkpoint_name(_buffer.push(buf, take_rows(y1, terms.cvar)), "history")
         monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt), "monitor")
