@@ -247,14 +247,16 @@ print(f"d loss / d onset     = {float(d_onset):+.6e} /ms (finite difference "
 #
 # `nd.fit` minimises that loss over the two fields. Their scales differ (an amplitude
 # of order 1, an onset in ms), so each gets its own Adam step size through
-# `optax.multi_transform`; `keep="best"` returns the best parameters met. The response
+# `optax.multi_transform`, decaying over the fit (a cosine schedule) so that the last
+# steps refine; `keep="best"` returns the best parameters met. The response
 # of the distant regions saturates with the amplitude (the stimulated columns fire a
 # full Jansen-Rit spike above a threshold), so the amplitude is the less well
 # determined of the two.
 
 # %%
 optimizer = optax.multi_transform(
-    {"amplitude": optax.adam(0.03), "onset": optax.adam(0.5)},
+    {"amplitude": optax.adam(optax.cosine_decay_schedule(0.03, FIT_STEPS)),
+     "onset": optax.adam(optax.cosine_decay_schedule(0.5, FIT_STEPS))},
     lambda p: type(p)(["amplitude", "onset"]),
 )
 fitted, history = nd.fit(stimulated, loss_fn, optimizer, where=where, steps=FIT_STEPS,
