@@ -15,6 +15,8 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxtyping import ArrayLike, PyTree
 
+from ._batching import fitting_batch, free_bytes, program_bytes
+
 _AXIS = "batch"
 
 
@@ -127,6 +129,7 @@ def sweep(
     batch_size: int | None = None,
     devices: Sequence[jax.Device] | None = None,
     progress: bool = False,
+    max_bytes: int | None = None,
 ) -> PyTree[np.ndarray]:
     r"""Evaluate ``fn(model)`` over a grid of parameter values.
 
@@ -170,13 +173,19 @@ def sweep(
     - ``model``: any pytree, typically a ``Network`` (or a tuple holding several modules).
     - ``values``: the grid values, as above. Integer values are converted to floats.
     - ``where``: selects the swept parameter(s) of ``model``, as in ``eqx.tree_at``.
-    - ``batch_size``: grid points per batch (default: the whole grid in one batch). Lower
-      it until one batch fits in memory. It is rounded up to a multiple of the number of
-      devices; the last batch is padded (with copies of the last grid point, whose results
-      are dropped) so that every batch has the same shape and ``fn`` compiles once.
+    - ``batch_size``: grid points per batch. It is rounded up to a multiple of the number
+      of devices; the last batch is padded (with copies of the last grid point, whose
+      results are dropped) so that every batch has the same shape and ``fn`` compiles
+      once. Default (``None``): the largest batch that fits in the devices' memory, from
+      XLA's memory analysis of the compiled batch (the whole grid when it fits, without
+      extra compilation; otherwise the memory is measured at one point per device, taken
+      as linear in the batch, and the batch chosen from that line).
     - ``devices``: the devices to split each batch across (default ``jax.devices()``: all
       devices, of every process after ``jax.distributed.initialize``).
     - ``progress``: print a plain-text progress line to ``stderr`` after each batch.
+    - ``max_bytes``: the memory per device that the automatic batch may use (default:
+      80 % of what the devices have free: ``memory_stats`` on accelerators, the host's
+      available memory shared among the CPU devices). Ignored with ``batch_size``.
 
     **Returns**: ``fn``'s output structure, each leaf a NumPy array (on the host) of shape
     ``[*grid, *leaf_shape]``.
@@ -194,20 +203,18 @@ def sweep(
     if not devices:
         raise ValueError("devices must not be empty.")
     n_devices = len(devices)
-    if batch_size is None:
-        batch_size = n_points
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
-    batch = math.ceil(min(int(batch_size), n_points) / n_devices) * n_devices
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
+    if max_bytes is not None and not (isinstance(max_bytes, (int, np.integer))
+                                      and max_bytes > 0):
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}.")
 
-    # Flat list of grid points (row-major, as numpy.ndindex), padded to whole batches.
+    # Flat list of grid points (row-major, as numpy.ndindex).
     axes = np.indices(grid_shape).reshape(len(grid_shape), -1)
-    index = padded_index(n_points, batch)
-    n_batches = len(index) // batch
-    flat = [v[a[index]] for v, a in zip(grid, axes)]
-
+    points = [v[a] for v, a in zip(grid, axes)]
     split, replicated = batch_shardings(devices)
     arrays, static = eqx.partition(model, eqx.is_array)
     arrays = jax.tree.map(lambda x: global_array(x, replicated), arrays)
@@ -223,12 +230,27 @@ def sweep(
 
         return jax.vmap(one)(params)
 
+    def batch_params(index):
+        return tuple(global_array(np.ascontiguousarray(p[index]), split) for p in points)
+
+    def compile_at(batch):
+        index = padded_index(min(batch, n_points), batch)
+        compiled = evaluate.lower(arrays, batch_params(index)).compile()
+        return compiled, program_bytes(compiled.compiled)
+
+    if batch_size is None:
+        budget = int(0.8 * free_bytes(devices)) if max_bytes is None else int(max_bytes)
+        batch, run = fitting_batch(compile_at, n_points, n_devices, budget)
+    else:
+        batch = math.ceil(min(int(batch_size), n_points) / n_devices) * n_devices
+        run = evaluate
+    index = padded_index(n_points, batch)  # padded to whole batches
+    n_batches = len(index) // batch
+
     start = time.perf_counter()
     chunks = []
     for b in range(n_batches):
-        rows = slice(b * batch, (b + 1) * batch)
-        params = tuple(global_array(np.ascontiguousarray(f[rows]), split) for f in flat)
-        out = evaluate(arrays, params)
+        out = run(arrays, batch_params(index[b * batch : (b + 1) * batch]))
         chunks.append(jax.tree.map(host_array, out))
         if progress:
             _report(sys.stderr, b + 1, n_batches, min((b + 1) * batch, n_points), start)

@@ -142,3 +142,41 @@ def test_bad_input_raises_naming_the_argument(kwargs, match):
     fn, net = _problem()
     with pytest.raises(ValueError, match=match):
         nd.sweep(fn, net, **kwargs)
+
+
+def test_automatic_batch_fits_the_memory_budget(monkeypatch):
+    # A budget that holds the program for a few grid points but not the whole grid: the
+    # sweep must split the grid into batches (each within the budget, by XLA's memory
+    # analysis) and still give the results of a Python loop, point by point.
+    _, net = _problem()
+    values = np.linspace(0.1, 0.9, 12)
+    where = lambda n: n.coupling.G  # noqa: E731
+    key = jax.random.key(1)
+
+    def fn(m):
+        sol = nd.simulate(m, nd.Heun(), t0=0.0, t1=200.0, dt=1.0,
+                          monitors={"raw": nd.Raw(period=1.0)}, key=key)
+        return sol["raw"]
+
+    want = _loop(fn, net, where, values)
+    _assert_close(nd.sweep(fn, net, values, where=where), want)
+    chosen = []
+    real = nd._sweep.fitting_batch
+
+    def spy(compile_at, n_points, n_devices, budget):
+        batch, compiled = real(compile_at, n_points, n_devices, budget)
+        chosen.append((compile_at, batch, nd._batching.program_bytes(compiled.compiled)))
+        return batch, compiled
+
+    monkeypatch.setattr(nd._sweep, "fitting_batch", spy)
+    _assert_close(nd.sweep(fn, net, values, where=where, max_bytes=2**40), want)
+    compile_at, batch, _ = chosen.pop()
+    assert batch == len(values)
+    one, whole = compile_at(1)[1], compile_at(len(values))[1]
+    assert whole > one
+    budget = int(one + 0.4 * (whole - one))
+    _assert_close(nd.sweep(fn, net, values, where=where, max_bytes=budget), want)
+    _, batch, need = chosen.pop()
+    assert 1 < batch < len(values) and need <= budget
+    with pytest.raises(ValueError, match="one grid point per device needs"):
+        nd.sweep(fn, net, values, where=where, max_bytes=one - 1)
