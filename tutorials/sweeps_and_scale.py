@@ -143,12 +143,14 @@ print("2-D grid (rows: G, columns: I_o):\n", np.round(r_2d_vmap, 3))
 #
 # A `vmap` over thousands of values does not fit in memory: every simulation in the batch
 # keeps its own state and delay buffer, and its own residuals if you differentiate.
-# `nd.sweep(fn, model, values, where=...)` splits the grid into batches of `batch_size`,
-# `vmap`s each batch, and shards the batch axis over all devices (a `jax.sharding.Mesh`
+# `nd.sweep(fn, model, values, where=...)` splits the grid into batches, `vmap`s each
+# batch, and shards the batch axis over all devices (a `jax.sharding.Mesh`
 # with one axis and a `NamedSharding` that splits the batch; the model is replicated). The
 # last batch is padded to the common batch shape, so `fn` is compiled once, and the
 # padding is dropped from the results. Results come back as NumPy arrays shaped like the
-# grid.
+# grid. Without `batch_size`, the sweep takes the largest batch that fits in the devices'
+# free memory, from XLA's memory analysis of the compiled batch (`max_bytes=` sets the
+# budget); here `batch_size=4` just shows several batches on a small grid.
 
 # %%
 start = time.perf_counter()
@@ -174,9 +176,8 @@ print("result shape:", r_2d.shape, "  max |nd.sweep - vmap| =",
 # ## More devices, more hosts
 #
 # Nothing above is specific to CPUs. On a machine with several GPUs, `jax.devices()` lists
-# them and `nd.sweep` splits every batch across them; choose `batch_size` as the number of
-# simulations that fit on one device times the number of devices. Pass `devices=` to use a
-# subset.
+# them and `nd.sweep` splits every batch across them; the automatic batch is what fits
+# on each device times the number of devices. Pass `devices=` to use a subset.
 #
 # On a cluster, start one process per host (e.g. one per node with SLURM) and call
 # `jax.distributed.initialize()` at the top of the script, before anything else touches
@@ -191,7 +192,7 @@ print("result shape:", r_2d.shape, "  max |nd.sweep - vmap| =",
 # import jax
 # jax.distributed.initialize()          # one process per host
 # import netdyn as nd
-# r = nd.sweep(fc_fit, net, Gs, where=lambda n: n.coupling.G, batch_size=64)
+# r = nd.sweep(fc_fit, net, Gs, where=lambda n: n.coupling.G)
 # if jax.process_index() == 0:
 #     np.save("r.npy", r)
 # ```
