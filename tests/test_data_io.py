@@ -37,6 +37,13 @@ def _npy_bytes(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _assert_refused(reader, path: Path, raw: bytes, match: str):
+    """``reader`` stops with a ValueError matching ``match`` on a file ``path`` of ``raw``."""
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=match):
+        reader(path)
+
+
 def _zip(path: Path, members: dict[str, bytes], compression=zipfile.ZIP_STORED) -> Path:
     with zipfile.ZipFile(path, "w", compression=compression) as zf:
         for name, content in members.items():
@@ -49,18 +56,12 @@ def _zip(path: Path, members: dict[str, bytes], compression=zipfile.ZIP_STORED) 
 
 def test_empty_npz_names_the_file(tmp_path):
     # np.load raises a bare EOFError ("No data left in file") on an empty file.
-    path = tmp_path / "empty.npz"
-    path.write_bytes(b"")
-    with pytest.raises(ValueError, match=r"empty\.npz: .*empty"):
-        datasets.read_npz(path)
+    _assert_refused(datasets.read_npz, tmp_path / "empty.npz", b"", r"empty\.npz: .*empty")
 
 
 def test_truncated_npz_names_the_file(tmp_path):
     raw = _npz_bytes(weights=W, lengths=L)
-    path = tmp_path / "cut.npz"
-    path.write_bytes(raw[: len(raw) // 2])
-    with pytest.raises(ValueError, match=r"cut\.npz: "):
-        datasets.read_npz(path)
+    _assert_refused(datasets.read_npz, tmp_path / "cut.npz", raw[: len(raw) // 2], r"cut\.npz: ")
 
 
 def test_corrupt_compressed_npz_member_names_file_and_array(tmp_path):
@@ -69,20 +70,16 @@ def test_corrupt_compressed_npz_member_names_file_and_array(tmp_path):
     start = _data_offset(bytes(raw), "weights.npy")
     for i in range(start + 2, start + 22):
         raw[i] ^= 0xFF
-    path = tmp_path / "scrambled.npz"
-    path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match=r"scrambled\.npz: cannot read array 'weights'"):
-        datasets.read_npz(path)
+    _assert_refused(datasets.read_npz, tmp_path / "scrambled.npz", raw,
+                    r"scrambled\.npz: cannot read array 'weights'")
 
 
 def test_npz_member_with_bad_checksum_names_file_and_array(tmp_path):
     # One flipped bit in stored (uncompressed) data: zipfile.BadZipFile (bad CRC-32).
     raw = bytearray(_npz_bytes(compressed=False, weights=W))
     raw[_data_offset(bytes(raw), "weights.npy") + 130] ^= 0x01
-    path = tmp_path / "bitflip.npz"
-    path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match=r"bitflip\.npz: cannot read array 'weights'.*CRC"):
-        datasets.read_npz(path)
+    _assert_refused(datasets.read_npz, tmp_path / "bitflip.npz", raw,
+                    r"bitflip\.npz: cannot read array 'weights'.*CRC")
 
 
 def test_npz_member_with_truncated_array_data(tmp_path):
@@ -101,10 +98,9 @@ def test_npz_member_that_is_not_an_npy_array(tmp_path):
 
 
 def test_non_utf8_csv_matrix_names_the_file(tmp_path):
-    path = tmp_path / "latin1.csv"
-    path.write_bytes("# poids, r\xe9gion\n0,1\n1,0\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1\.csv: .*UTF-8.*byte 0xe9"):
-        datasets.read_csv_matrix(path)
+    raw = "# poids, r\xe9gion\n0,1\n1,0\n".encode("latin-1")
+    _assert_refused(datasets.read_csv_matrix, tmp_path / "latin1.csv", raw,
+                    r"latin1\.csv: .*UTF-8.*byte 0xe9")
 
 
 def test_non_utf8_labels_file_names_the_file(tmp_path):
@@ -117,10 +113,8 @@ def test_non_utf8_labels_file_names_the_file(tmp_path):
 
 def test_binary_file_given_as_csv_names_the_file(tmp_path):
     # A common slip: an .npy passed to the text reader.
-    path = tmp_path / "weights.csv"
-    path.write_bytes(_npy_bytes(W))
-    with pytest.raises(ValueError, match=r"weights\.csv: "):
-        datasets.read_csv_matrix(path)
+    _assert_refused(datasets.read_csv_matrix, tmp_path / "weights.csv", _npy_bytes(W),
+                    r"weights\.csv: ")
 
 
 def test_tvb_zip_with_corrupt_compressed_member(tmp_path):
@@ -133,17 +127,13 @@ def test_tvb_zip_with_corrupt_compressed_member(tmp_path):
     start = _data_offset(bytes(raw), "weights.txt")
     for i in range(start, start + 12):
         raw[i] ^= 0xFF
-    path = tmp_path / "conn.zip"
-    path.write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match=r"conn\.zip:weights\.txt: cannot read"):
-        datasets.read_tvb_zip(path)
+    _assert_refused(datasets.read_tvb_zip, tmp_path / "conn.zip", raw,
+                    r"conn\.zip:weights\.txt: cannot read")
 
 
 def test_empty_tvb_zip_file(tmp_path):
-    path = tmp_path / "nothing.zip"
-    path.write_bytes(b"")
-    with pytest.raises(ValueError, match=r"nothing\.zip: cannot open as a zip"):
-        datasets.read_tvb_zip(path)
+    _assert_refused(datasets.read_tvb_zip, tmp_path / "nothing.zip", b"",
+                    r"nothing\.zip: cannot open as a zip")
 
 
 def test_directory_given_as_file(tmp_path):
