@@ -46,6 +46,15 @@ def _documented() -> set[str]:
     return set(re.findall(r"^::: (netdyn(?:\.\w+)*)\s*$", text, flags=re.MULTILINE))
 
 
+def _assert_in_order(page: str, blocks: list[str]):
+    """Every block occurs in ``page``, each after the previous one."""
+    position = 0
+    for block in blocks:
+        found = page.find(block, position)
+        assert found >= 0, (block, page)
+        position = found + len(block)
+
+
 def test_every_public_name_is_in_the_api_reference():
     names = _reexports(ROOT / "netdyn" / "__init__.py")
     assert {"fit", "fit_multistart", "FcLoss", "FitHistory", "Positive", "Interval", "sweep",
@@ -110,16 +119,11 @@ def test_hook_renders_markdown_and_code_cells():
         "# %% [markdown]\n# ## Section\n# $$ a = b $$\n"
     )
     page = hook.to_markdown(source, "example")
-    want_blocks = [
+    _assert_in_order(page, [
         "# Title\n\nSome *prose*.",
         "```python\nimport numpy as np\n\nx = np.ones(3)  # a comment\n```",
         "## Section\n$$ a = b $$",
-    ]
-    position = 0
-    for block in want_blocks:
-        found = page.find(block, position)
-        assert found >= 0, (block, page)
-        position = found + len(block)
+    ])
     assert "python tutorials/example.py" in page  # the "Run it" note
     for path in TUTORIALS:  # every tutorial renders, with its title first
         rendered = hook.to_markdown(path.read_text(), path.stem)
@@ -255,19 +259,14 @@ def test_hook_shows_recorded_outputs_and_figures_under_their_cells(tmp_path):
     assert done.returncode == 0, done.stderr
     assert hook.read_record("tiny", out.parent) == record
     page = hook.to_markdown(_TINY, "tiny", record=record, figures={"fig.png"})
-    blocks = [
+    _assert_in_order(page, [
         'print("step 1/2\\rstep 2/2")\n```',
         "```{.text .tutorial-output}\nquick: True main: __main__\nstep 2/2\n```",
         "A figure.",
         "```{.text .tutorial-output}\nsaved to $NETDYN_TUTORIAL_OUT/fig.png\n```",
         "![tiny: fig.png](tiny/fig.png){ .tutorial-figure }",
         "x = 1\n```\n",
-    ]
-    position = 0
-    for block in blocks:
-        found = page.find(block, position)
-        assert found >= 0, (block, page)
-        position = found + len(block)
+    ])
     assert page.count("tutorial-output") == 2  # nothing for the silent cell
     assert "quick version" in page and "Outputs not included" not in page
 
