@@ -14,6 +14,7 @@ import datetime
 import os
 import platform
 import random
+import re
 import resource
 import sys
 import time
@@ -118,9 +119,10 @@ def reference_network(w, lengths, dtype=np.float64, **kwargs):
     return nd.presets.rww(np.asarray(w / w.max(), dtype), np.asarray(lengths, dtype), **kwargs)
 
 
-def tvboptim_network(w, lengths, dtype=None, noise=True):
+def tvboptim_network(w, lengths, dtype=None, noise=True, buffer="roll"):
     """The reference network in tvboptim 0.4's ``experimental.network_dynamics``: the same
-    equations and numbers, its roll buffer, its (pre-sampled) noise stream."""
+    equations and numbers, its (pre-sampled) noise stream, its ``roll`` history buffer
+    (``buffer``: its ``buffer_strategy``, ``"roll"`` or ``"circular"``)."""
     import jax
     import jax.numpy as jnp
     from tvboptim.experimental.network_dynamics import Network
@@ -135,11 +137,102 @@ def tvboptim_network(w, lengths, dtype=None, noise=True):
     return Network(
         dynamics=ReducedWongWang(w=0.5, I_o=0.32, gamma=GAMMA, INITIAL_STATE=(0.3,)),
         coupling={
-            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy="roll")
+            "delayed": DelayedLinearCoupling(incoming_states="S", G=G, buffer_strategy=buffer)
         },
         graph=graph,
         noise=AdditiveNoise(sigma=SIGMA, apply_to="S", key=jax.random.key(0)) if noise else None,
     )
+
+
+# tvboptim's gradient configurations: ``tvboptim`` (its default: one scan, every step's
+# carry on the tape) or ``tvboptim(K[,stream][,tbptt=W][,ds=D])``:
+# - ``K``: ``Heun(block_size=K)``, the scan split into checkpointed blocks of K steps. A
+#   block size also switches its noise to "streaming" (drawn per block from
+#   ``fold_in(key, block)``), so the noise realisation, hence the loss, depends on K.
+# - ``stream``: the BOLD accumulated block by block (``prepare(..., reduce=
+#   streaming_hrf_bold(monitor, dt))``, its streaming reduction mode: the trajectory is
+#   never stacked) instead of ``HRFBold`` applied to the stacked trajectory. It needs a
+#   ``SubSampling`` downsample and K a multiple of the BOLD period in steps (1000): at
+#   ``downsample_period = dt`` it computes the same BOLD as the post-hoc monitor with a
+#   ``SubSampling(dt)`` downsample (checked by ``tvboptim_reference``).
+# - ``tbptt=W``: ``Heun(grad_horizon=W)``, truncated backpropagation through time: the
+#   carry's gradient is cut every W steps. The loss is unchanged, the gradient is **not**
+#   d loss / d G (credit older than W steps is dropped).
+# - ``ds=D``: the HRF's intermediate sampling (ms) instead of the workload's dt (1 ms): a
+#   different BOLD (tvboptim's default is 4 ms), so a different loss.
+TVBOPTIM_LABEL = re.compile(
+    r"tvboptim(?:\((?P<block>\d+)(?P<stream>,stream)?(?:,tbptt=(?P<tbptt>\d+))?"
+    r"(?:,ds=(?P<ds>[\d.]+))?\))?"
+)
+
+
+def tvboptim_config(label: str) -> dict:
+    """``{"block", "stream", "tbptt", "ds"}`` of a tvboptim label (see ``TVBOPTIM_LABEL``)."""
+    m = TVBOPTIM_LABEL.fullmatch(label)
+    if m is None:
+        raise ValueError(f"unknown tvboptim configuration {label!r}")
+    return {
+        "block": None if m["block"] is None else int(m["block"]),
+        "stream": m["stream"] is not None,
+        "tbptt": None if m["tbptt"] is None else int(m["tbptt"]),
+        "ds": None if m["ds"] is None else float(m["ds"]),
+    }
+
+
+def tvboptim_exact(label: str) -> str | None:
+    """The label of the configuration whose loss and exact gradient ``label`` should
+    reproduce (same noise stream, post-hoc BOLD, no truncation), or ``None`` where
+    ``label`` is itself such a configuration."""
+    cfg = tvboptim_config(label)
+    if not (cfg["stream"] or cfg["tbptt"]):
+        return None
+    ds = cfg["ds"] or DT
+    return f"tvboptim({cfg['block']},sub={ds:g})"
+
+
+def tvboptim_loss(label, w, lengths, fc_target, seconds, *, skip, dtype=None):
+    """``loss(G)`` of the reference workload in tvboptim 0.4 under the configuration
+    ``label`` (``TVBOPTIM_LABEL``, or ``tvboptim(K,sub=D)``: blocks of K, the post-hoc
+    monitor with a ``SubSampling(D)`` downsample, the exact counterpart of the streaming
+    rows): HRF BOLD (TR = ``PERIOD``), FC after ``skip`` samples, RMSE against
+    ``fc_target``."""
+    import equinox as eqx
+    import jax.numpy as jnp
+    from tvboptim.experimental.network_dynamics import prepare
+    from tvboptim.experimental.network_dynamics.solvers import Heun
+    from tvboptim.observations.observation import compute_fc, rmse
+    from tvboptim.observations.tvb_monitors.bold import HRFBold, streaming_hrf_bold
+    from tvboptim.observations.tvb_monitors.downsampling import SubSampling
+
+    sub = re.fullmatch(r"tvboptim\((\d+),sub=([\d.]+)\)", label)
+    if sub:
+        cfg = {"block": int(sub[1]), "stream": False, "tbptt": None, "ds": float(sub[2])}
+    else:
+        cfg = tvboptim_config(label)
+    network = tvboptim_network(w, lengths, dtype)
+    solver = Heun(block_size=cfg["block"], grad_horizon=cfg["tbptt"])
+    t1 = seconds * 1000.0
+    target = jnp.asarray(fc_target, dtype)
+    if cfg["stream"]:
+        monitor = HRFBold(period=PERIOD, downsample=SubSampling(period=cfg["ds"] or DT), voi=0)
+        solve_fn, state = prepare(network, solver, t0=0.0, t1=t1, dt=DT,
+                                  reduce=streaming_hrf_bold(monitor, DT))
+        observe = None  # solve_fn returns the BOLD itself, [samples, 1, nodes]
+    else:
+        if sub or cfg["ds"]:
+            monitor = HRFBold(period=PERIOD, downsample=SubSampling(period=cfg["ds"]), voi=0)
+        else:  # the reference workload's monitor
+            monitor = HRFBold(period=PERIOD, downsample_period=DT, voi=0)
+        solve_fn, state = prepare(network, solver, t0=0.0, t1=t1, dt=DT)
+        observe = monitor
+
+    def loss(G):
+        cfg_ = eqx.tree_at(lambda c: c.coupling.delayed.G, state, G)
+        out = solve_fn(cfg_)
+        bold = out if observe is None else observe(out)
+        return rmse(compute_fc(bold, skip_t=skip), target)
+
+    return loss
 
 
 def have_tvboptim() -> bool:
