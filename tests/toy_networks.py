@@ -15,34 +15,35 @@ import netdyn as nd
 DT = 0.5
 
 
-class Relax2(nd.AbstractDynamics):
+class AbstractRelax(nd.AbstractDynamics):
+    """Two unbounded states ``u``, ``v`` relaxing to zero from rest; the subclasses differ
+    in how many coupling inputs drive them."""
+
+    state_names: ClassVar[tuple[str, ...]] = ("u", "v")
+    state_bounds: ClassVar[dict] = {}
+
+    def initial_state(self, n_nodes):
+        return jnp.zeros((2, n_nodes))
+
+
+class Relax2(AbstractRelax):
     """du/dt = -u + c_0, dv/dt = -3 v / 2 + c_1 (two coupling inputs)."""
 
     coupled_variables: tuple[str, ...] = eqx.field(default=("u", "v"), static=True)
-    state_names: ClassVar[tuple[str, ...]] = ("u", "v")
-    state_bounds: ClassVar[dict] = {}
     n_coupling_inputs: ClassVar[int] = 2
 
     def vector_field(self, t, y, c):
         return jnp.stack([-y[0] + c[0], -1.5 * y[1] + c[1]])
 
-    def initial_state(self, n_nodes):
-        return jnp.zeros((2, n_nodes))
 
-
-class Relax1(nd.AbstractDynamics):
+class Relax1(AbstractRelax):
     """du/dt = -u + c_0, dv/dt = -v / 2 (one coupling input, two coupled variables)."""
 
     coupled_variables: tuple[str, ...] = eqx.field(default=("u", "v"), static=True)
-    state_names: ClassVar[tuple[str, ...]] = ("u", "v")
-    state_bounds: ClassVar[dict] = {}
     n_coupling_inputs: ClassVar[int] = 1
 
     def vector_field(self, t, y, c):
         return jnp.stack([-y[0] + c[0], -0.5 * y[1]])
-
-    def initial_state(self, n_nodes):
-        return jnp.zeros((2, n_nodes))
 
 
 class Integrator(nd.AbstractDynamics):
