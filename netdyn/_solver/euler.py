@@ -1,5 +1,7 @@
 """Euler(-Maruyama)."""
 
+from typing import ClassVar
+
 from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
@@ -14,10 +16,7 @@ class Euler(AbstractSolver):
     """
 
     remat: AbstractRemat = NoRemat()
-
-    @property
-    def order(self) -> int:
-        return 1
+    order: ClassVar[int] = 1
 
     def step(
         self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip

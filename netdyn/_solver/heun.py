@@ -1,5 +1,7 @@
 """Heun's method, deterministic and stochastic (as TVB)."""
 
+from typing import ClassVar
+
 from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
@@ -24,10 +26,7 @@ class Heun(AbstractSolver):
     """
 
     remat: AbstractRemat = NoRemat()
-
-    @property
-    def order(self) -> int:
-        return 2
+    order: ClassVar[int] = 2
 
     def step(
         self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip

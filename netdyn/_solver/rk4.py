@@ -1,5 +1,7 @@
 """Classical fourth-order Runge-Kutta."""
 
+from typing import ClassVar
+
 from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
@@ -19,10 +21,7 @@ class RK4(AbstractSolver):
     """
 
     remat: AbstractRemat = NoRemat()
-
-    @property
-    def order(self) -> int:
-        return 4
+    order: ClassVar[int] = 4
 
     def step(
         self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip
