@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import check_finite
-from ._readers import READ_ERRORS, PathLike, _npz_array, _open_npz, parse_table, read_text
+from ._files import READ_ERRORS, PathLike, npz_array, open_npz, parse_table, read_text
 
 _TEXT = (".txt", ".csv", ".tsv", ".dat")
 
@@ -46,10 +46,10 @@ def read_projection_matrix(
     if suffix == ".npy":
         gain = _read_npy(path)
     elif suffix == ".npz":
-        with _open_npz(path) as archive:
+        with open_npz(path) as archive:
             names = sorted(archive.files)
             name = _choose(path, names, key, preferred=None)
-            gain = _npz_array(archive, name, path)
+            gain = npz_array(archive, name, path)
     elif suffix in _TEXT:
         gain = parse_table(read_text(path, "projection matrix"), "projection matrix", str(path))
     elif suffix == ".mat":

@@ -3,7 +3,6 @@
 import bz2
 import os
 import zipfile
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,8 +17,7 @@ from ._dataset import (
     check_nonnegative,
     frozen_array,
 )
-
-PathLike = str | os.PathLike
+from ._files import READ_ERRORS, PathLike, not_utf8, npz_array, open_npz, parse_table, read_text
 
 
 def read_tvb_zip(path: PathLike, *, name: str | None = None) -> Dataset:
@@ -76,7 +74,7 @@ def read_tvb_zip(path: PathLike, *, name: str | None = None) -> Dataset:
                     raw = bz2.decompress(raw)
                 return raw.decode("utf-8"), f"{path}:{member}"
             except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{member}: cannot read: {_not_utf8(e)}") from None
+                raise ValueError(f"{path}:{member}: cannot read: {not_utf8(e)}") from None
             except READ_ERRORS as e:
                 raise ValueError(f"{path}:{member}: cannot read as text ({e}).") from None
 
@@ -136,7 +134,7 @@ def read_npz(
     """
     path = Path(path)
     defaults = {"lengths": "lengths", "labels": "labels", "fc": "fc"}
-    with _open_npz(path) as archive:
+    with open_npz(path) as archive:
         keys = sorted(archive.files)
 
         def get(role: str, key: str | None, required: bool = False):
@@ -146,7 +144,7 @@ def read_npz(
                 if required or key != defaults.get(role):
                     raise ValueError(f"{path}: no array {key!r} ({role}); keys are {keys}.")
                 return None
-            return _npz_array(archive, key, path)
+            return npz_array(archive, key, path)
 
         w = _as_float(get("weights", weights, required=True), f"{path}[{weights!r}]")
         check_matrix(w, "weights", f"{path}[{weights!r}]")
@@ -231,82 +229,6 @@ def read_connectome_csv(
     return Dataset(weights, lengths, labels, name=stem if name is None else name)
 
 
-# What reading a damaged file can raise besides ValueError: zlib.error (corrupt deflate
-# data), EOFError (empty or truncated streams), zipfile.BadZipFile (bad CRC, bad
-# headers), OSError, RuntimeError (encrypted members), NotImplementedError (unsupported
-# compression), KeyError (a member listed but unreadable).
-READ_ERRORS = (
-    ValueError, OSError, EOFError, RuntimeError, NotImplementedError, KeyError,
-    zipfile.BadZipFile, zlib.error,
-)
-
-
-def _not_utf8(e: UnicodeDecodeError) -> str:
-    return (
-        f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); save it as "
-        "UTF-8 (or plain ASCII)."
-    )
-
-
-def read_text(path: Path, what: str = "") -> str:
-    """The UTF-8 text of ``path``; ``ValueError`` naming the file for anything else."""
-    label = f" {what}" if what else ""
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ValueError(f"{path}: cannot read{label} ({e}).") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: cannot read{label}: {_not_utf8(e)}") from None
-
-
-class _open_npz:
-    """Context manager: the ``NpzFile`` of ``path``, with the file closed on every exit
-    (``np.load(path)`` leaves it open when the archive is damaged)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def __enter__(self) -> np.lib.npyio.NpzFile:
-        path = self.path
-        try:
-            self.file = open(path, "rb")
-        except OSError as e:
-            raise ValueError(f"{path}: cannot read as a .npz archive ({e}).") from None
-        try:
-            if os.fstat(self.file.fileno()).st_size == 0:
-                raise ValueError(f"{path}: the file is empty (0 bytes), not a .npz archive.")
-            try:
-                archive = np.load(self.file, allow_pickle=False)
-            except READ_ERRORS as e:
-                raise ValueError(f"{path}: cannot read as a .npz archive ({e}).") from None
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise ValueError(f"{path}: expected a .npz archive, found a single .npy array.")
-        except BaseException:
-            self.file.close()
-            raise
-        self.archive = archive
-        return archive
-
-    def __exit__(self, *exc) -> None:
-        self.archive.close()
-        self.file.close()
-
-
-def _npz_array(archive: np.lib.npyio.NpzFile, key: str, path: Path) -> np.ndarray:
-    """``archive[key]``; the archive is read lazily, so damage shows up here."""
-    try:
-        value = archive[key]
-    except READ_ERRORS as e:
-        raise ValueError(f"{path}: cannot read array {key!r} ({type(e).__name__}: {e}).") from None
-    if not isinstance(value, np.ndarray):  # NumPy hands back a non-.npy member as bytes
-        raise ValueError(
-            f"{path}: array {key!r} is not a .npy array ({len(value)} bytes of other data)."
-        )
-    return value
-
-
 def _members_by_stem(archive: zipfile.ZipFile) -> dict[str, list[str]]:
     members: dict[str, list[str]] = {}
     for member in archive.namelist():
@@ -329,34 +251,6 @@ def _parse_matrix(
     matrix = parse_table(content, what, where, delimiter)
     check_matrix(matrix, what, where)
     return matrix
-
-
-def parse_table(content: str, what: str, where: str, delimiter: str | None = None) -> np.ndarray:
-    """A rectangular numeric table from text (``#`` comments, comma when the first data line
-    has one, else whitespace); ``ValueError`` naming ``where`` for anything else."""
-    rows = [
-        line for line in content.splitlines() if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not rows:
-        raise ValueError(f"{where}: {what} is empty.")
-    if delimiter is None:
-        delimiter = "," if "," in rows[0] else None
-    values = []
-    for number, line in enumerate(rows):
-        fields = [s.strip() for s in line.split(delimiter)] if delimiter else line.split()
-        if delimiter and fields and fields[-1] == "":
-            fields = fields[:-1]  # trailing delimiter
-        try:
-            values.append([float(s) for s in fields])
-        except ValueError:
-            raise ValueError(
-                f"{where}: {what} has a non-numeric entry on data line {number + 1}: "
-                f"{line.strip()[:60]!r}."
-            ) from None
-    lengths = {len(r) for r in values}
-    if len(lengths) != 1:
-        raise ValueError(f"{where}: {what} has ragged rows (row lengths {sorted(lengths)}).")
-    return np.array(values, dtype=np.float64)
 
 
 def _parse_centres(content: str, where: str) -> tuple[list[str], np.ndarray]:

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import Dataset, check_count, check_like, check_matrix, check_nonnegative
-from ._readers import PathLike, read_text
+from ._files import PathLike, read_text
 
 _LABEL_COLUMNS = ("name", "label", "region", "abbreviation")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import Dataset
-from ._readers import PathLike
+from ._files import PathLike
 
 
 def write_tvb_zip(data: Dataset, path: PathLike, *, overwrite: bool = False) -> Path:
