@@ -67,3 +67,18 @@ def test_matches_tvb(model):
     np.testing.assert_allclose(raw, data["raw_f64"], rtol=0, atol=max(1e-8, 1e-10 * scale))
     # Stock TVB rounds its history buffer to float32.
     np.testing.assert_allclose(raw, data["raw"], rtol=0, atol=1e-6 * scale)
+
+
+def test_tvb_reads_the_written_connectivity_zip(tmp_path):
+    # TVB's own reader (tvb-library, when installed) must see exactly the weights, tract
+    # lengths, labels and centres that netdyn wrote.
+    connectivity = pytest.importorskip("tvb.datatypes.connectivity")
+    data = nd.datasets.load("hcp")
+    path = tmp_path / "hcp.zip"
+    nd.datasets.write_tvb_zip(data, path)
+    c = connectivity.Connectivity.from_file(str(path))
+    c.configure()
+    np.testing.assert_array_equal(c.weights, np.asarray(data.weights))
+    np.testing.assert_array_equal(c.tract_lengths, np.asarray(data.lengths))
+    assert list(c.region_labels) == list(data.labels)
+    assert c.centres.shape == (len(data.labels), 3)
