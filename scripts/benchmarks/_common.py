@@ -301,11 +301,19 @@ def mb(x):
 # --------------------------------------------------------------------------- reports
 
 
+LOADED = 2.5  # a 1-minute load average above this: the report says the machine was loaded
+_LOADS: list[float] = []  # 1-minute load averages seen by ``loadavg`` in this process
+
+
 def loadavg() -> str:
+    """The load averages (1, 5, 15 min) as text; the 1-minute one is remembered for
+    ``machine_section``."""
     try:
-        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+        loads = os.getloadavg()
     except OSError:
         return "?"
+    _LOADS.append(loads[0])
+    return "{:.2f} {:.2f} {:.2f}".format(*loads)
 
 
 def machine_info() -> dict[str, str]:
@@ -346,6 +354,18 @@ def machine_section(info, end_load=None) -> list[str]:
     lines = ["", "## Machine", ""]
     lines += [f"- {k}: {v}" for k, v in info.items()]
     lines.append(f"- load average at end: {end_load or loadavg()}")
+    seen = list(_LOADS)
+    for text in (info.get("load average at start"), end_load):
+        try:
+            seen.append(float(str(text).split()[0]))
+        except (ValueError, IndexError):
+            pass
+    if seen and max(seen) > LOADED:
+        lines.append(
+            f"- **the machine was loaded** during this run (1-minute load average up to "
+            f"{max(seen):.1f} on {os.cpu_count()} CPUs, shared with other jobs): absolute times "
+            "are inflated; compare the ratios measured within the run."
+        )
     return lines
 
 
