@@ -232,9 +232,10 @@ def compile_all(lowerings):
 
 
 def timed_rounds(cases, repeats, deadline):
-    """Seconds of each call of ``cases`` (``name -> (executable, args)``): one warm-up call
-    each while the deadline allows, then rounds in random order while it allows (at least
-    one round, so that a section past its deadline still measures every case once)."""
+    """``(seconds, outputs)`` of the calls of ``cases`` (``name -> (executable, args)``):
+    one warm-up call each while the deadline allows, then rounds in random order while it
+    allows (at least one round, so that a section past its deadline still measures every
+    case once); ``outputs``: each case's last result."""
     import random
 
     import jax
@@ -243,16 +244,17 @@ def timed_rounds(cases, repeats, deadline):
         for f, a in cases.values():
             jax.block_until_ready(f(*a))
     times = {name: [] for name in cases}
-    for r in range(repeats):
+    outputs = {}
+    for _ in range(repeats):
         start = time.perf_counter()
         for name in random.sample(list(cases), len(cases)):
             f, a = cases[name]
             t = time.perf_counter()
-            jax.block_until_ready(f(*a))
+            outputs[name] = jax.block_until_ready(f(*a))
             times[name].append(time.perf_counter() - t)
         if time.perf_counter() + (time.perf_counter() - start) > deadline:
             break
-    return times
+    return times, outputs
 
 
 def forward_section(child, data, deadline):
@@ -282,11 +284,10 @@ def forward_section(child, data, deadline):
         cases[name] = (exe, lowered[name][1])
     if time.perf_counter() > deadline:
         child.note("forward: time budget spent compiling; one call per case, no warm-up.")
-    times = timed_rounds(cases, args.repeats, deadline)
-    ref = np.asarray(cases["netdyn unroll=1"][0](*cases["netdyn unroll=1"][1])) \
-        if "netdyn unroll=1" in cases else None
+    times, outputs = timed_rounds(cases, args.repeats, deadline)
+    ref = np.asarray(outputs["netdyn unroll=1"]) if "netdyn unroll=1" in outputs else None
     for name, ts in times.items():
-        out = np.asarray(cases[name][0](*cases[name][1]))
+        out = np.asarray(outputs[name])
         child.results["forward"].append({
             "tool": "tvboptim" if name == "tvboptim" else "netdyn",
             "unroll": None if name == "tvboptim" else int(name.split("=")[1]),
@@ -335,14 +336,14 @@ def gradient_section(child, data, deadline):
         cases[name] = (exe, (G0,))
     if time.perf_counter() > deadline:
         child.note("gradient: time budget spent compiling; one call per case, no warm-up.")
-    times = timed_rounds(cases, args.repeats, deadline)
+    times, outputs = timed_rounds(cases, args.repeats, deadline)
     fwd = {label: min(times[(label, "fwd")]) for label in ("NoRemat", "tvboptim")
            if (label, "fwd") in times}
     for label in losses:
         if (label, "grad") not in times:
             continue
         exe = cases[(label, "grad")][0]
-        value, g = exe(G0)
+        value, g = outputs[(label, "grad")]
         ts = times[(label, "grad")]
         child.results["gradient"].append({
             "label": label,
