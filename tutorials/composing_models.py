@@ -10,7 +10,12 @@
 # Run it with `python tutorials/composing_models.py` (`--quick` for a shorter run).
 
 # %%
+import os
 import sys
+import tempfile
+from importlib import import_module
+from importlib.util import find_spec
+from pathlib import Path
 from typing import ClassVar, Literal
 
 import equinox as eqx
@@ -23,6 +28,10 @@ import netdyn as nd
 jax.config.update("jax_enable_x64", True)
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 T1 = 2_000.0 if QUICK else 20_000.0  # ms
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 
 # %% [markdown]
 # ## A connectome
@@ -198,17 +207,7 @@ print("times join too:", bool(np.allclose(
 # printed below (`$NETDYN_TUTORIAL_OUT`, by default a temporary folder).
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
-    import os
-    import tempfile
-    from pathlib import Path
-
-    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(8, 3))
     ts = np.asarray(whole.ts["tavg"])

@@ -16,6 +16,8 @@
 import os
 import sys
 import tempfile
+from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 
 import equinox as eqx
@@ -31,6 +33,10 @@ DT = 0.5  # ms
 WARMUP = 1_000.0  # ms of start-up transient, not recorded
 T1 = WARMUP + (3_000.0 if QUICK else 20_000.0)  # ms
 SEGMENT = 1_000 if QUICK else 2_000  # Welch segment (samples at 1 kHz): 1 s or 2 s
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 
 # %% [markdown]
 # ## The network
@@ -164,13 +170,7 @@ print(f"source peaks: {source_peaks.min():.1f}-{source_peaks.max():.1f} Hz over 
 # parameters (e.g. a `[nodes]` vector `mu`) would make it informative.
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
-    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
     f = np.asarray(freqs)
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))

@@ -16,6 +16,8 @@
 import os
 import sys
 import tempfile
+from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 
 import equinox as eqx
@@ -28,6 +30,10 @@ import netdyn as nd
 
 jax.config.update("jax_enable_x64", True)
 QUICK = "--quick" in sys.argv  # also False inside a notebook
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 
 # %% [markdown]
 # ## Data and model
@@ -201,13 +207,7 @@ for name, model in models.items():
 # resumable.
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
-    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
     simulated = np.asarray(eqx.filter_jit(heldout_fn.simulated_fc)(fitted, new_key))
     iu = np.triu_indices(n_nodes, 1)

@@ -18,6 +18,8 @@ import os
 import sys
 import tempfile
 import time
+from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 
 import equinox as eqx
@@ -29,6 +31,10 @@ import netdyn as nd
 
 jax.config.update("jax_enable_x64", True)
 QUICK = "--quick" in sys.argv  # also False inside a notebook
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 
 # %% [markdown]
 # ## The workload
@@ -270,8 +276,6 @@ def find_repo_root():
     return None
 
 
-out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                          Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 out.mkdir(parents=True, exist_ok=True)
 root = find_repo_root()
 report = None if root is None else root / "benchmarks" / "remat.md"
@@ -298,10 +302,6 @@ else:
 # ## Figures
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
     names = list(results)
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 4))

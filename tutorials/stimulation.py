@@ -18,6 +18,8 @@
 import os
 import sys
 import tempfile
+from importlib import import_module
+from importlib.util import find_spec
 from pathlib import Path
 
 import equinox as eqx
@@ -34,6 +36,10 @@ DT = 0.2 if QUICK else 0.05  # ms
 REST = 500.0  # ms to settle at rest before any stimulus
 T1 = REST + 400.0  # ms
 FIT_STEPS = 12 if QUICK else 40
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 
 # %% [markdown]
 # ## A network at rest
@@ -146,13 +152,7 @@ print(f"correlation of that lag with log(input weight from V1): {r:.2f}")
 # the delays), and the onset latencies.
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
-    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
     fine = np.arange(REST, T1, 0.1)
     drive = pulses.amplitude * np.asarray(jax.vmap(pulses.profile)(jnp.asarray(fine)))

@@ -30,6 +30,8 @@ if "__file__" in globals() and "jax" not in sys.modules:  # a script, JAX not st
 
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from importlib import import_module  # noqa: E402
+from importlib.util import find_spec  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import equinox as eqx  # noqa: E402
@@ -41,6 +43,10 @@ import netdyn as nd  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 QUICK = "--quick" in sys.argv  # also False inside a notebook
+# Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
+# (by default a temporary folder).
+plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
+out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))
 print("devices:", jax.devices())
 
 # %% [markdown]
@@ -200,13 +206,7 @@ print("result shape:", r_2d.shape, "  max |nd.sweep - vmap| =",
 # ## Plots
 
 # %%
-try:
-    import matplotlib.pyplot as plt
-except ImportError:
-    plt = None
 if plt is not None:
-    out = Path(os.environ.get("NETDYN_TUTORIAL_OUT",
-                              Path(tempfile.gettempdir()) / "netdyn-tutorials"))
     out.mkdir(parents=True, exist_ok=True)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
     ax1.plot(Gs, r_sweep, "o-")
