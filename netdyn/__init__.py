@@ -43,6 +43,7 @@ from ._graph._base import (
     AbstractGraph as AbstractGraph,
     DelayIndex as DelayIndex,
 )
+from ._graph._checks import NearestDelayGradientWarning as NearestDelayGradientWarning
 from ._graph._dense_layout import AbstractDenseGraph as AbstractDenseGraph
 from ._graph._sparse_layout import AbstractSparseGraph as AbstractSparseGraph
 from ._graph.delay import DelayGraph as DelayGraph

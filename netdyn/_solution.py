@@ -11,19 +11,28 @@ class SimulationState(eqx.Module):
 
     Pass it as ``history=`` to ``simulate`` to continue: the dynamics state, the delay
     history buffer, the global step counter (which drives counter-based noise, so pieces
-    join bit for bit with the same key) and the monitors' states.
+    join bit for bit with the same key), the monitors' states and the time reached.
 
     - ``y``: ``[states, nodes]`` state at the end of the run.
     - ``buffer``: ``[rows, nodes, coupled]`` history of the coupled variables (newest row
       last), or ``None`` without delayed couplings.
     - ``step``: number of steps taken since the very first run.
     - ``monitors``: ``{name: monitor state}``.
+    - ``t``: the time (ms) the run ended at, its ``t1``. A continuation must start there:
+      ``simulate`` refuses a ``t0`` more than ``1e-3 dt`` away (a runtime error). ``None``
+      inside the time loop, and in states built by hand (then ``t0`` is not checked).
+
+    A continuation keeps the monitors' states by name: it must have every monitor of the
+    previous run, each of the same kind and shape (a renamed or removed monitor is an
+    error, not a silent restart). New monitors start fresh; drop a monitor's state
+    explicitly with ``dataclasses.replace(state, monitors={...})``.
     """
 
     y: State
     buffer: Float[Array, "rows nodes k"] | None
     step: Int[Array, ""]
     monitors: dict[str, PyTree]
+    t: Float[Array, ""] | None = None
 
 
 class Solution(eqx.Module):

@@ -159,3 +159,298 @@ def test_bad_interpolation():
 def test_bad_speed():
     with pytest.raises(ValueError, match="speed"):
         nd.DelayGraph.from_lengths(np.ones((2, 2)), np.ones((2, 2)), speed=0.0)
+
+
+# --- issue 12: non-finite values --------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["state", "past", "continuation"])
+def test_nonfinite_history(where):
+    net = _net()
+    if where == "state":
+        history = np.full((1, 4), 0.3)
+        history[0, 2] = np.nan
+    elif where == "past":
+        history = np.full((6, 1, 4), 0.3)
+        history[-2, 0, 1] = np.inf  # a row the delay buffer reads
+    else:
+        history = _sim(net).final
+        history = eqx.tree_at(lambda s: s.y, history, history.y.at[0, 0].set(jnp.nan))
+    with pytest.raises(Exception, match="history"):
+        _sim(net, history=history)
+    # Older rows than the buffer holds are ignored, NaN or not.
+    past = np.full((9, 1, 4), 0.3)
+    past[0] = np.nan
+    assert np.all(np.isfinite(_sim(net, history=past, monitors={"r": nd.Raw()})["r"]))
+
+
+def test_nonfinite_parameters_are_named():
+    # A Python number is static: refused at trace time.
+    with pytest.raises(ValueError, match=r"ReducedWongWang\.w must be finite"):
+        _sim(_net(dynamics=nd.ReducedWongWang(w=float("nan"))))
+    # Arrays are checked at runtime, once, before the loop.
+    with pytest.raises(Exception, match=r"DelayedLinear\.G contains NaN or inf"):
+        _sim(_net(coupling=nd.DelayedLinear(G=jnp.asarray(np.inf))))
+    with pytest.raises(Exception, match=r"ReducedWongWang\.I_o contains NaN or inf"):
+        _sim(_net(dynamics=nd.ReducedWongWang(I_o=jnp.array([0.3, np.nan, 0.3, 0.3]))))
+    with pytest.raises(Exception, match=r"AdditiveNoise\.sigma contains NaN or inf"):
+        _sim(_net(noise=nd.AdditiveNoise(jnp.asarray(np.nan))), key=jax.random.key(0))
+    # Gradients through the checked parameters are unchanged (the check is an identity).
+    def loss(G):
+        sol = _sim(_net(coupling=nd.DelayedLinear(G=G)), monitors={"r": nd.Raw()})
+        return jnp.sum(sol["r"] ** 2)
+
+    g = jax.grad(loss)(0.5)
+    h = 1e-6
+    np.testing.assert_allclose(g, (loss(0.5 + h) - loss(0.5 - h)) / (2 * h), rtol=1e-6)
+
+
+# --- issue 12: inputs that crashed deep in JAX ---------------------------------------------
+
+
+def test_float32_history_with_x64_runs_in_the_network_dtype():
+    h32 = np.linspace(0.1, 0.4, 4, dtype=np.float32)[None]
+    sol = _sim(_net(), history=h32, monitors={"r": nd.Raw()})
+    # The float64 network promotes the history: the run is the float64 run from the same
+    # (exactly representable) values.
+    ref = _sim(_net(), history=h32.astype(np.float64), monitors={"r": nd.Raw()})
+    assert sol["r"].dtype == jnp.float64
+    np.testing.assert_array_equal(sol["r"], ref["r"])
+    past = np.repeat(h32[None], 5, axis=0)  # [rows, states, nodes] in float32
+    np.testing.assert_array_equal(_sim(_net(), history=past, monitors={"r": nd.Raw()})["r"],
+                                  ref["r"])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        np.uint32(3),
+        jnp.zeros((), jnp.uint32),
+        jnp.array([1.0, 2.0]),
+        jax.random.split(jax.random.key(0), 3),
+        jax.random.split(jax.random.PRNGKey(0), 3),
+    ],
+    ids=["int", "numpy-scalar", "0-d", "float", "batched", "batched-raw"],
+)
+def test_bad_keys(key):
+    net = _net(noise=nd.AdditiveNoise(0.01))
+    with pytest.raises(ValueError, match="single PRNG key.*vmap"):
+        _sim(net, key=key)
+
+
+def test_legacy_raw_key_is_accepted():
+    net = _net(noise=nd.AdditiveNoise(0.01))
+    raw = _sim(net, key=jax.random.PRNGKey(1), monitors={"r": nd.Raw()})["r"]
+    typed = _sim(net, key=jax.random.wrap_key_data(jax.random.PRNGKey(1)),
+                 monitors={"r": nd.Raw()})["r"]
+    np.testing.assert_array_equal(raw, typed)
+
+
+def test_sigma_of_wrong_shape():
+    dyn = nd.Generic2dOscillator()
+    net = nd.Network(dyn, nd.Linear(G=0.1), nd.DenseGraph(np.ones((4, 4))),
+                     nd.AdditiveNoise(jnp.ones(3)))
+    with pytest.raises(ValueError, match=r"sigma has shape \(3,\).*\('V', 'W'\)"):
+        _sim(net, key=jax.random.key(0))
+    net = eqx.tree_at(lambda n: n.noise, net, nd.MultiplicativeNoise(jnp.ones((2, 5))))
+    with pytest.raises(ValueError, match=r"sigma has shape \(2, 5\).*nodes = 4"):
+        _sim(net, key=jax.random.key(0))
+    # Per-variable and per-node sigmas are fine.
+    net = eqx.tree_at(lambda n: n.noise, net, nd.AdditiveNoise(jnp.ones((2, 4))))
+    _sim(net, key=jax.random.key(0))
+
+
+@pytest.mark.parametrize("history", [np.array([["a"] * 4]), [["0.3"] * 4]])
+def test_string_history(history):
+    with pytest.raises(ValueError, match="history must hold real numbers"):
+        _sim(_net(), history=history)
+
+
+def test_graph_without_nodes():
+    empty = np.zeros((0, 0))
+    with pytest.raises(ValueError, match="at least one node"):
+        nd.DenseGraph(empty)
+    with pytest.raises(ValueError, match="at least one node"):
+        nd.DelayGraph(empty, empty)
+    with pytest.raises(ValueError, match="n_nodes must be positive"):
+        nd.SparseGraph.from_dense(empty)
+    with pytest.raises(ValueError, match="n_nodes must be positive"):
+        nd.SparseDelayGraph.from_dense(empty, empty)
+
+
+def test_complex_inputs_are_refused():
+    w, d = np.ones((4, 4)), np.full((4, 4), 3.0)
+    with pytest.raises(ValueError, match="weights must be real"):
+        nd.DelayGraph(w * (1 + 1j), d)
+    with pytest.raises(ValueError, match="delays must be real"):
+        nd.DelayGraph(w, d * (1 + 0j))
+    with pytest.raises(ValueError, match="weights must be real"):
+        nd.DenseGraph(w + 0j)
+    with pytest.raises(ValueError, match="weights must be real"):
+        nd.SparseGraph.from_dense(w + 0j)
+    with pytest.raises(ValueError, match="weights must be real"):
+        nd.SparseGraph(np.arange(3), np.arange(3), np.ones(3) + 1j, n_nodes=3)
+    # Replaced with tree_at after construction: simulate checks again.
+    net = eqx.tree_at(lambda n: n.graph.weights, _net(), jnp.ones((4, 4), complex))
+    with pytest.raises(ValueError, match="weights must be real"):
+        _sim(net)
+    with pytest.raises(ValueError, match="history must hold real numbers"):
+        _sim(_net(), history=np.full((1, 4), 0.3 + 0.1j))
+    with pytest.raises(ValueError, match="real"):
+        _sim(_net(), history=_sim(_net()).final.y.astype(complex))
+
+
+# --- issue 12: gradients with respect to nearest-step delays ---------------------------------
+
+
+def _delay_loss(interpolation):
+    w = np.ones((3, 3)) - np.eye(3)
+
+    def loss(d, G=0.5):
+        coupling = nd.DelayedLinear(G=G, interpolation=interpolation)
+        net = nd.Network(nd.Generic2dOscillator(), coupling, nd.DelayGraph(w, d, max_delay=5.0))
+        sol = _sim(net, t1=20.0, dt=0.5, monitors={"r": nd.Raw()},
+                   history=np.linspace(-1, 1, 12 * 2 * 3).reshape(12, 2, 3))
+        return jnp.sum(sol["r"] ** 2)
+
+    return loss, jnp.full((3, 3), 2.3)
+
+
+def test_gradient_through_nearest_delays_warns():
+    loss, d = _delay_loss("nearest")
+    with pytest.warns(nd.NearestDelayGradientWarning, match="interpolation='linear'"):
+        g = jax.grad(loss)(d)
+    assert np.all(g == 0.0)  # the derivative is what it is, but no longer silent
+    # Plain runs, vmap over delays, and gradients with respect to other parameters do not
+    # warn (pytest turns any warning into an error).
+    loss(d)
+    jax.vmap(loss)(jnp.stack([d, d + 0.1]))
+    assert jax.grad(loss, argnums=1)(d, 0.5) != 0.0
+    linear, _ = _delay_loss("linear")
+    assert np.any(jax.grad(linear)(d) != 0.0)
+
+
+# --- issue 12: step counter and memory --------------------------------------------------------
+
+
+def test_step_counter_overflow():
+    with pytest.raises(ValueError, match=r"steps; the step counter allows at most 2\*\*31"):
+        _sim(_net(), t1=1e15)
+    with pytest.raises(ValueError, match=r"2\*\*31"):
+        _sim(_net(), t1=2**31 * 0.5, dt=0.5)
+    first = _sim(_net())
+    late = eqx.tree_at(lambda s: s.step, first.final, jnp.asarray(2**31 - 6, jnp.int32))
+    with pytest.raises(Exception, match="step counter past 2"):
+        _sim(_net(), t0=10.0, t1=20.0, history=late)
+    late = eqx.tree_at(lambda s: s.step, first.final, jnp.asarray(2**31 - 11, jnp.int32))
+    assert int(_sim(_net(), t0=10.0, t1=20.0, history=late).final.step) == 2**31 - 1
+
+
+def test_samples_larger_than_memory_are_refused():
+    n = 200
+    net = nd.Network(nd.ReducedWongWang(), nd.Linear(G=0.1), nd.DenseGraph(np.ones((n, n))))
+    # 2e9 steps x 200 nodes x 8 bytes: 3.2 TB of samples.
+    with pytest.raises(ValueError, match=r"GB of samples.*'raw': 2000000000 samples"):
+        _sim(net, t1=2e9, monitors={"raw": nd.Raw()})
+
+
+# --- issue 12: continuation ---------------------------------------------------------------------
+
+
+def test_continuation_checks_t0():
+    net, monitors = _net(), {"raw": nd.Raw()}
+    first = _sim(net, monitors=monitors)
+    assert float(first.final.t) == 10.0
+    with pytest.raises(Exception, match="t0 = 5.0"):
+        _sim(net, t0=5.0, t1=15.0, history=first.final, monitors=monitors)
+    second = _sim(net, t0=10.0, t1=20.0, history=first.final, monitors=monitors)
+    np.testing.assert_allclose(second.ts["raw"], np.arange(11.0, 21.0))
+    assert float(second.final.t) == 20.0
+
+
+def test_continuation_keeps_monitors_by_name():
+    net = _net()
+    first = _sim(net, monitors={"raw": nd.Raw(), "avg": nd.TemporalAverage(period=2.0)})
+    with pytest.raises(ValueError, match=r"monitor\(s\) \['avg'\]"):  # renamed
+        _sim(net, t0=10.0, t1=20.0, history=first.final,
+             monitors={"raw": nd.Raw(), "mean": nd.TemporalAverage(period=2.0)})
+    with pytest.raises(ValueError, match=r"monitor\(s\) \['raw'\]"):  # removed
+        _sim(net, t0=10.0, t1=20.0, history=first.final,
+             monitors={"avg": nd.TemporalAverage(period=2.0)})
+    with pytest.raises(ValueError, match="monitor 'raw'"):  # replaced by another kind
+        _sim(net, t0=10.0, t1=20.0, history=first.final,
+             monitors={"raw": nd.TemporalAverage(period=2.0),
+                       "avg": nd.TemporalAverage(period=2.0)})
+    # Added monitors start fresh; the others continue.
+    more = _sim(net, t0=10.0, t1=20.0, history=first.final,
+                monitors={"raw": nd.Raw(), "avg": nd.TemporalAverage(period=2.0),
+                          "new": nd.Raw(period=5.0)})
+    np.testing.assert_array_equal(more["new"], more["raw"][4::5])
+
+
+def test_string_variables_are_one_name():
+    gain = jnp.ones((2, 3))
+    monitors = [
+        nd.Raw(variables="y0"),
+        nd.TemporalAverage(period=1.0, variables="y0"),
+        nd.Bold(period=1.0, variables="y0"),
+        nd.HrfBold(period=4.0, hrf_length=8.0, variables="y0"),
+        nd.LeadField(gain, 1.0, variables="y0"),
+    ]
+    for m in monitors:
+        assert m.variables == ("y0",), type(m).__name__
+    assert nd.AdditiveNoise(0.1, apply_to="y0").apply_to == ("y0",)
+    assert nd.MultiplicativeNoise(0.1, apply_to="y0").apply_to == ("y0",)
+    net = nd.Network(nd.JansenRit(), nd.SigmoidalJansenRit(), nd.DenseGraph(np.ones((3, 3))))
+    run = lambda v: _sim(net, t1=5.0, dt=0.5, monitors={"r": nd.Raw(variables=v)})["r"]  # noqa: E731
+    np.testing.assert_array_equal(run("y0"), run(("y0",)))
+    # (The test suite's type-checking hook refuses a number before the converter does.)
+    with pytest.raises((ValueError, TypeError), match="variables"):
+        nd.Raw(variables=3)
+    with pytest.raises(ValueError, match="monitor variables must be"):
+        nd.Raw(variables=())
+
+
+# --- issue 12: delay ties are rounded as NumPy does ----------------------------------------------
+
+
+def _ties(dt):
+    """Delays whose quotient by dt is at, or an ulp from, a half-integer."""
+    k = np.arange(0, 2000)
+    d = (k + 0.5) * dt
+    d = np.concatenate([d, np.nextafter(d, 0), np.nextafter(d, np.inf), [228.875 / 5.0]])
+    return d
+
+
+@pytest.mark.parametrize("dt", [0.05, 0.1, 0.025, 1 / 3])
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_delay_ties_round_as_numpy(dt, kind):
+    d = _ties(dt)
+    n_rows = int(np.rint(d.max() / dt)) + 1
+    if kind == "dense":
+        m = int(np.ceil(np.sqrt(d.size)))
+        delays = np.full(m * m, 1.0)
+        delays[: d.size] = d
+        graph = nd.DelayGraph(np.ones((m, m)), delays.reshape(m, m))
+    else:
+        graph = nd.SparseDelayGraph(np.zeros(d.size, int), np.zeros(d.size, int),
+                                    np.ones(d.size), d, n_nodes=1)
+    stored = np.asarray(graph.delays)  # the sparse constructor reorders the edges
+    expected = n_rows - 1 - np.rint(stored / dt)
+
+    def rows(g):
+        return g.delay_index(dt, n_rows, "nearest").rows
+
+    np.testing.assert_array_equal(rows(graph), expected)
+    np.testing.assert_array_equal(jax.jit(rows)(graph), expected)
+    # Under vmap over delays too (the divisor must not become a broadcast).
+    batched = jax.vmap(lambda x: rows(eqx.tree_at(lambda g: g.delays, graph, x)))
+    np.testing.assert_array_equal(jax.jit(batched)(jnp.stack([stored, stored])),
+                                  np.stack([expected, expected]))
+    # The tie of the issue: 228.875 mm at 5 mm/ms is 915.5 steps of 0.05 ms by
+    # multiplication with 1/dt, but 915.4999... by division: NumPy and TVB read 915.
+    if dt == 0.05:
+        assert np.rint(228.875 / 5.0 / 0.05) == 915
+        tie = stored == 228.875 / 5.0
+        assert np.all(n_rows - 1 - np.asarray(rows(graph))[tie] == 915)

@@ -1,16 +1,48 @@
-"""Shared validation of graph arrays."""
+"""Shared validation of graph arrays, and the quantisation of delays into buffer rows."""
+
+import functools
+import warnings
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
+from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array
 
 
+class NearestDelayGradientWarning(UserWarning):
+    """A derivative with respect to delays was taken through nearest-step delays.
+
+    ``interpolation="nearest"`` (the default) reads each delay at ``rint(d / dt)`` whole
+    steps, a piecewise-constant function of ``d``: its derivative is exactly zero. The
+    warning is issued at trace time when a tangent reaches the delays (``jax.grad`` with
+    respect to delays or conduction speed, or ``eqx.filter_grad`` over a whole network);
+    plain runs never issue it. Use ``interpolation="linear"`` on the delayed coupling to
+    differentiate with respect to delays, or filter the delays out of the differentiated
+    leaves (``eqx.partition``) to silence it.
+    """
+
+
+def check_real(name: str, x) -> None:
+    """Trace-time check that ``x`` holds real numbers: complex values are refused rather
+    than silently losing their imaginary part."""
+    if jnp.iscomplexobj(x):
+        raise ValueError(
+            f"{name} must be real, got {jnp.result_type(x)} values: netdyn does not drop "
+            "imaginary parts (pass the real part, x.real, if that is what you mean)."
+        )
+
+
 def check_square(name: str, matrix) -> None:
-    """Trace-time check that ``matrix`` is a square 2-D array."""
+    """Trace-time check that ``matrix`` is a real, square 2-D array with at least one node."""
     shape = jnp.shape(matrix)
     if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(f"{name} must be a square [nodes, nodes] matrix, got shape {shape}.")
+    if shape[0] == 0:
+        raise ValueError(f"{name} has shape {shape}: a graph needs at least one node.")
+    check_real(name, matrix)
 
 
 def check_same_shape(name: str, x, ref_name: str, ref) -> None:
@@ -23,6 +55,7 @@ def check_same_shape(name: str, x, ref_name: str, ref) -> None:
 
 def checked_weights(weights: Array, signed: bool) -> Array:
     """Attach runtime checks: finite, and non-negative unless ``signed``."""
+    check_real("weights", weights)
     weights = eqx.error_if(weights, ~jnp.all(jnp.isfinite(weights)), "weights contain NaN or inf.")
     if not signed:
         weights = eqx.error_if(
@@ -35,6 +68,7 @@ def checked_weights(weights: Array, signed: bool) -> Array:
 
 def checked_delays(delays: Array, max_delay: float) -> Array:
     """Attach runtime checks: finite, non-negative, and within ``max_delay``."""
+    check_real("delays", delays)
     delays = eqx.error_if(delays, ~jnp.all(jnp.isfinite(delays)), "delays contain NaN or inf.")
     delays = eqx.error_if(delays, jnp.any(delays < 0), "delays contain negative entries.")
     delays = eqx.error_if(
@@ -55,24 +89,64 @@ def concrete_max(name: str, delays) -> float:
             f"{name} are traced (built inside jit/vmap/grad); pass max_delay=... explicitly "
             "so that the history buffer size is known at trace time."
         ) from e
+    check_real(name, values)
     if values.size == 0:
         return 0.0
     return float(np.nanmax(values)) if np.isfinite(np.nanmax(values)) else 0.0
 
 
+def steps_of(delays: Array, dt: float) -> Array:
+    """``delays / dt``, correctly rounded (as NumPy's and TVB's division).
+
+    XLA rewrites a division by a constant or a broadcast scalar into a multiplication by
+    its reciprocal, ``d * (1 / dt)``, which is off by an ulp for about a third of all
+    delays: enough to move a tie such as ``d / dt = 915.5`` (a tract of 228.875 mm at 5
+    mm/ms, dt = 0.05 ms) to the other whole step. Dividing by an array of ``d``'s own
+    shape that XLA cannot see through (also under ``vmap``) keeps a true division.
+    """
+    divisor = lax.optimization_barrier(lax.stop_gradient(delays) * 0 + dt)
+    return delays / divisor
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _nearest_rows(delays: Array, dt: float, n_rows: int) -> Array:
+    D = jnp.rint(steps_of(delays, dt)).astype(jnp.int32)
+    # Clamping guards against a float32/float64 rounding disagreement at max_delay.
+    return jnp.maximum(n_rows - 1 - D, 0)
+
+
+def _nearest_rows_jvp(dt, n_rows, primals, tangents):
+    (delays,), (tangent,) = primals, tangents
+    if not isinstance(tangent, SymbolicZero):
+        warnings.warn(
+            "the derivative with respect to delays is exactly zero with nearest-step delays "
+            "(interpolation='nearest', the default, reads rint(d / dt) whole steps). Pass "
+            "interpolation='linear' to the delayed coupling to differentiate with respect "
+            "to delays or conduction speed, or leave the delays out of the differentiated "
+            "leaves.",
+            NearestDelayGradientWarning,
+            stacklevel=2,
+        )
+    rows = _nearest_rows(delays, dt, n_rows)
+    return rows, np.zeros(rows.shape, jax.dtypes.float0)
+
+
+_nearest_rows.defjvp(_nearest_rows_jvp, symbolic_zeros=True)
+
+
 def delay_rows(delays: Array, dt: float, n_rows: int, interpolation: str):
     """Rows and fractional weights of delays (ms) in a buffer of ``n_rows`` rows.
 
-    Nearest: ``D = rint(d / dt)`` (TVB's convention), read row ``n_rows - 1 - D``.
-    Linear: ``d / dt = D + f`` with ``D = floor``, read rows ``n_rows - 1 - D`` and the one
-    before with weights ``1 - f`` and ``f``.
+    Nearest: ``D = rint(d / dt)`` (TVB's convention, ties to even, with a correctly
+    rounded quotient), read row ``n_rows - 1 - D``; its derivative with respect to the
+    delays is zero, and taking it issues a ``NearestDelayGradientWarning``. Linear:
+    ``d / dt = D + f`` with ``D = floor``, read rows ``n_rows - 1 - D`` and the one before
+    with weights ``1 - f`` and ``f``.
     """
-    steps = delays / dt
     if interpolation == "nearest":
-        D = jnp.rint(steps).astype(jnp.int32)
-        # Clamping guards against a float32/float64 rounding disagreement at max_delay.
-        return jnp.maximum(n_rows - 1 - D, 0), None
+        return _nearest_rows(delays, dt, n_rows), None
     if interpolation == "linear":
+        steps = steps_of(delays, dt)
         D = jnp.floor(steps)
         frac = steps - D
         return jnp.maximum(n_rows - 1 - D.astype(jnp.int32), 1), frac

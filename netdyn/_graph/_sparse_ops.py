@@ -16,6 +16,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from ._base import DelayIndex
+from ._checks import check_real
 
 
 def concrete_indices(name: str, x) -> np.ndarray:
@@ -41,6 +42,7 @@ def concrete_matrix(name: str, x) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim != 2 or x.shape[0] != x.shape[1]:
         raise ValueError(f"{name} must be a square [nodes, nodes] matrix, got shape {x.shape}.")
+    check_real(name, x)
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name} contain NaN or inf.")
     return x
@@ -153,6 +155,7 @@ def check_shapes(graph_name: str, n_nodes: int, blocks, chunk_index, **edge_arra
             raise ValueError(
                 f"{graph_name}: {name} has shape {jnp.shape(x)}, expected [edges] = ({n_edges},)."
             )
+        check_real(f"{graph_name} {name}", x)
     if jnp.ndim(chunk_index) != 2 or jnp.shape(chunk_index)[0] != n_nodes:
         raise ValueError(
             f"{graph_name}: chunk_index has shape {jnp.shape(chunk_index)}, expected "

@@ -6,12 +6,25 @@ from jaxtyping import Array, Float
 
 
 def to_variables(variables: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
-    """Accept one name, a sequence of names, or ``None``."""
+    """Accept one name, a sequence of names, or ``None``.
+
+    A string is always *one* name (``variables="y0"`` watches ``y0``, not ``y`` and ``0``).
+    Every monitor's ``variables`` field goes through this converter.
+    """
     if variables is None:
         return None
     if isinstance(variables, str):
         return (variables,)
-    return tuple(variables)
+    try:
+        names = tuple(variables)
+    except TypeError:
+        names = None
+    if not names or not all(isinstance(v, str) for v in names):
+        raise ValueError(
+            "monitor variables must be a state variable name, a non-empty sequence of "
+            f"names, or None (all variables), got {variables!r}."
+        )
+    return names
 
 
 def check_single_variable(monitor) -> None:

@@ -4,7 +4,7 @@ import equinox as eqx
 from jaxtyping import Array, Float
 
 from ._base import AbstractMonitor
-from ._checks import check_warmup
+from ._checks import check_warmup, to_variables
 
 
 class Raw(AbstractMonitor):
@@ -15,7 +15,9 @@ class Raw(AbstractMonitor):
     """
 
     period: float | None = eqx.field(default=None, static=True)
-    variables: tuple[str, ...] | None = eqx.field(default=None, static=True)
+    variables: tuple[str, ...] | None = eqx.field(
+        default=None, static=True, converter=to_variables
+    )
     warmup: float = eqx.field(default=0.0, static=True)
 
     def __check_init__(self):

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ._base import AbstractMonitor
-from ._checks import check_warmup
+from ._checks import check_warmup, to_variables
 
 
 class TemporalAverage(AbstractMonitor):
@@ -19,7 +19,9 @@ class TemporalAverage(AbstractMonitor):
     """
 
     period: float = eqx.field(static=True)
-    variables: tuple[str, ...] | None = eqx.field(default=None, static=True)
+    variables: tuple[str, ...] | None = eqx.field(
+        default=None, static=True, converter=to_variables
+    )
     warmup: float = eqx.field(default=0.0, static=True)
 
     def __check_init__(self):

@@ -100,6 +100,24 @@ def standard_normal(key: Key, step, shape: tuple[int, ...], dtype):
     return _materialised(z)
 
 
+def to_names(apply_to: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
+    """``apply_to`` as a tuple of state variable names; a string is one name."""
+    if apply_to is None:
+        return None
+    if isinstance(apply_to, str):
+        return (apply_to,)
+    try:
+        names = tuple(apply_to)
+    except TypeError:
+        names = None
+    if not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(
+            "noise apply_to must be a state variable name, a non-empty sequence of names, "
+            f"or None (all variables), got {apply_to!r}."
+        )
+    return names
+
+
 class AbstractNoise(eqx.Module):
     r"""Noise of a stochastic differential equation $dy = f\,dt + g(y)\, dW$.
 
@@ -118,19 +136,39 @@ class AbstractNoise(eqx.Module):
         """``g(y)`` on the noisy rows, shape ``[len(rows), nodes]``; ``y`` holds those rows."""
 
     def rows(self, state_names: tuple[str, ...]) -> tuple[int, ...]:
-        """Rows of the state that receive noise."""
+        """Rows of the state that receive noise (``sigma``'s shape checked against them)."""
         if self.apply_to is None:
-            return tuple(range(len(state_names)))
-        unknown = [n for n in self.apply_to if n not in state_names]
-        if unknown:
+            rows = tuple(range(len(state_names)))
+        else:
+            unknown = [n for n in self.apply_to if n not in state_names]
+            if unknown:
+                raise ValueError(
+                    f"{type(self).__name__}.apply_to names unknown state variable(s) "
+                    f"{unknown}; state variables are {state_names}."
+                )
+            rows = tuple(state_names.index(n) for n in self.apply_to)
+        self._check_sigma(len(rows), tuple(state_names[r] for r in rows), None)
+        return rows
+
+    def _check_sigma(self, k: int, names: tuple[str, ...] | None, n_nodes: int | None) -> None:
+        """Trace-time check that ``sigma`` is a scalar, ``[k]`` (one value per noisy state
+        variable) or ``[k, nodes]``; a size-1 axis broadcasts."""
+        shape = jnp.shape(self.sigma)
+        fits = len(shape) <= 2 and (len(shape) == 0 or shape[0] in (1, k))
+        if fits and len(shape) == 2 and n_nodes is not None:
+            fits = shape[1] in (1, n_nodes)
+        if not fits:
+            nodes = "nodes" if n_nodes is None else f"nodes = {n_nodes}"
+            which = "" if names is None else f" {names}"
             raise ValueError(
-                f"{type(self).__name__}.apply_to names unknown state variable(s) {unknown}; "
-                f"state variables are {state_names}."
+                f"{type(self).__name__}.sigma has shape {shape}; it must be a scalar, "
+                f"[{k}] (one value per noisy state variable{which}) or [{k}, {nodes}]."
             )
-        return tuple(state_names.index(n) for n in self.apply_to)
 
     def increment(self, key: Key, step, y: State, dt: float, rows: tuple[int, ...]) -> State:
         """The noise term ``g(y) * dW`` of step ``step``, with ``dW ~ N(0, dt)``."""
+        # ``rows`` checked the leading axis against the variables' names; this, the nodes.
+        self._check_sigma(len(rows), None, y.shape[1])
         idx = jnp.asarray(rows)
         z = standard_normal(key, step, (len(rows), y.shape[1]), y.dtype)
         dw = jnp.sqrt(jnp.asarray(dt, y.dtype)) * z

@@ -4,7 +4,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import Param, State
-from ._base import AbstractNoise
+from ._base import AbstractNoise, to_names
 
 
 class MultiplicativeNoise(AbstractNoise):
@@ -16,7 +16,7 @@ class MultiplicativeNoise(AbstractNoise):
     """
 
     sigma: Param
-    apply_to: tuple[str, ...] | None = eqx.field(default=None, static=True)
+    apply_to: tuple[str, ...] | None = eqx.field(default=None, static=True, converter=to_names)
 
     def diffusion(self, y: State) -> State:
         sigma = jnp.asarray(self.sigma, y.dtype)

@@ -1,18 +1,25 @@
 """Checks of ``simulate``'s arguments that fix the structure of the run.
 
-Everything here runs at trace time on static values: the time grid (it sizes the loop),
-the kinds of the network's parts, and how its couplings split into delayed and
-instantaneous ones.
+Most of this runs at trace time on static values: the time grid (it sizes the loop), the
+noise key, the kinds of the network's parts, and how its couplings split into delayed and
+instantaneous ones. ``finite_parameters`` attaches the one runtime check of the
+parameters' values, before the time loop.
 """
 
+import dataclasses
+import functools
 import math
 from typing import NamedTuple
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from .._coupling._base import AbstractDelayedCoupling, AbstractInstantaneousCoupling
 from .._graph._base import AbstractDelayGraph, AbstractGraph
 from .._network import Network
+from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 
 
@@ -23,6 +30,11 @@ class TimeGrid(NamedTuple):
     t1: float
     dt: float
     n_steps: int
+
+
+# The global step counter is an int32 (it also drives counter-based noise): a run, and a
+# chain of continuations, can take at most this many steps.
+MAX_STEPS = 2**31 - 1
 
 
 def whole_steps(name: str, duration: float, dt: float) -> int:
@@ -54,7 +66,73 @@ def time_grid(t0, t1, dt) -> TimeGrid:
         raise ValueError(f"dt must be positive, got {dt}.")
     if not t1 > t0:
         raise ValueError(f"t1 must be greater than t0, got t0={t0}, t1={t1}.")
-    return TimeGrid(t0, t1, dt, whole_steps("the duration t1 - t0", t1 - t0, dt))
+    n_steps = whole_steps("the duration t1 - t0", t1 - t0, dt)
+    if n_steps > MAX_STEPS:
+        raise ValueError(
+            f"the run from t0 = {t0} to t1 = {t1} ms at dt = {dt} ms has {n_steps:.3g} steps; "
+            f"the step counter allows at most 2**31 - 1 = {MAX_STEPS} steps (in total over "
+            "continuations). Use a shorter duration or a larger dt."
+        )
+    return TimeGrid(t0, t1, dt, n_steps)
+
+
+def check_key(key) -> None:
+    """A noise key must be one PRNG key: typed (``jax.random.key``, shape ``()``) or raw
+    (``jax.random.PRNGKey``, one ``uint32`` vector)."""
+    if key is None:
+        return
+    if _is_array(key):
+        typed = jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+        if (typed and key.shape == ()) or (
+            not typed and key.dtype == np.uint32 and key.ndim == 1
+        ):
+            return
+        got = f"an array of dtype {key.dtype} and shape {key.shape}"
+    else:
+        got = f"{type(key).__name__} {key!r}"
+    raise ValueError(
+        "key must be a single PRNG key, jax.random.key(seed) (or a legacy "
+        f"jax.random.PRNGKey(seed)); got {got}. For several noise realisations, vmap "
+        "over a batch of keys: jax.vmap(lambda k: nd.simulate(..., key=k))("
+        "jax.random.split(key, n))."
+    )
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic))
+
+
+def check_history_kind(history) -> None:
+    """``history`` arrays must hold real numbers (checked before tracing: JAX cannot even
+    trace an array of strings)."""
+    if history is None or isinstance(history, SimulationState):
+        return
+    try:
+        dtype = history.dtype if _is_array(history) else np.asarray(history).dtype
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"history must be an array of real numbers or a SimulationState, got "
+            f"{type(history).__name__}: {e}"
+        ) from e
+    if not (jnp.issubdtype(dtype, jnp.floating) or np.dtype(dtype).kind in "biu"):
+        raise ValueError(
+            f"history must hold real numbers ([states, nodes] or [rows, states, nodes]), or "
+            f"be a SimulationState; got an array of dtype {dtype}."
+        )
+
+
+def checked_arguments(simulate):
+    """Wrap ``simulate``'s JIT-compiled body with the checks of ``history`` and ``key``
+    that must run before tracing (``eqx.filter_jit`` fails on a string array with a
+    message about abstract arrays)."""
+
+    @functools.wraps(simulate, updated=())
+    def wrapper(*args, **kwargs):
+        check_history_kind(kwargs.get("history"))
+        check_key(kwargs.get("key"))
+        return simulate(*args, **kwargs)
+
+    return wrapper
 
 
 def check_parts(network, solver) -> None:
@@ -63,6 +141,50 @@ def check_parts(network, solver) -> None:
         raise ValueError(f"network must be a netdyn.Network, got {type(network).__name__}.")
     if not isinstance(solver, AbstractSolver):
         raise ValueError(f"solver must be an AbstractSolver, got {type(solver).__name__}.")
+
+
+def finite_parameters(network: Network) -> Network:
+    """``network`` whose dynamics, coupling and noise parameters are checked to be finite.
+
+    Concrete values (Python numbers, static under ``jit``) are checked now, with a
+    ``ValueError``; arrays get one runtime check (``eqx.branched_error_if``) before the
+    time loop, whose message names the first non-finite parameter, e.g.
+    ``ReducedWongWang.w``. A NaN parameter would otherwise give an all-NaN run.
+    """
+    parts = {"dynamics": network.dynamics, "coupling": network.coupling,
+             "noise": network.noise}
+    names, arrays, places = [], [], []
+    flat = {}
+    for field, part in parts.items():
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(part)
+        flat[field] = (treedef, [leaf for _, leaf in leaves])
+        for i, (path, leaf) in enumerate(leaves):
+            name = _parameter_name(part, path)
+            if isinstance(leaf, (bool, int)):
+                continue
+            if isinstance(leaf, (float, np.floating)):
+                if not math.isfinite(leaf):
+                    raise ValueError(f"{name} must be finite, got {leaf}.")
+            elif eqx.is_inexact_array(leaf):
+                names.append(name)
+                arrays.append(leaf)
+                places.append((field, i))
+    if not arrays:
+        return network
+    bad = jnp.stack([~jnp.all(jnp.isfinite(a)) for a in arrays])
+    msgs = tuple(f"{name} contains NaN or inf." for name in names)
+    arrays = eqx.branched_error_if(arrays, jnp.any(bad), jnp.argmax(bad), msgs)
+    for (field, i), a in zip(places, arrays):
+        flat[field][1][i] = a
+    rebuilt = {field: jax.tree_util.tree_unflatten(*flat[field]) for field in parts}
+    return dataclasses.replace(network, **rebuilt)
+
+
+def _parameter_name(part, path) -> str:
+    # ``coupling`` may be a tuple of couplings: name the coupling, not the tuple.
+    if isinstance(part, tuple) and path and isinstance(path[0], jax.tree_util.SequenceKey):
+        part, path = part[path[0].idx], path[1:]
+    return type(part).__name__ + jax.tree_util.keystr(path)
 
 
 def split_couplings(network: Network, graph: AbstractGraph) -> tuple[tuple, tuple]:

@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,7 @@ class MonitorSchedule:
     rows: dict[str, tuple[int, ...]]
     periods: dict[str, int]
     every: int
+    n_steps: int = 0
 
     @classmethod
     def build(cls, monitors, state_names, grid: TimeGrid) -> "MonitorSchedule":
@@ -39,17 +41,67 @@ class MonitorSchedule:
             periods[name] = _period_steps(name, m, grid)
             rows[name] = _monitor_rows(name, m, state_names)
         every = math.gcd(*periods.values()) if periods else grid.n_steps
-        return cls(monitors, rows, periods, every)
+        return cls(monitors, rows, periods, every, grid.n_steps)
 
     def init(self, y0, dt: float, previous: dict) -> dict:
-        """Fresh monitor states, or the previous run's where their structure matches."""
+        """The monitors' states at the start of the run: the previous run's (continuation,
+        matched by name) or fresh ones (new monitors).
+
+        Every monitor of the previous run must be in this one, with a state of the same
+        structure and shapes: a renamed, removed or replaced monitor is an error rather
+        than a silent restart of its state.
+        """
+        missing = [name for name in previous if name not in self.monitors]
+        if missing:
+            raise ValueError(
+                f"history: the SimulationState holds the state of monitor(s) {missing}, "
+                f"which this run does not have (its monitors: {list(self.monitors)}). A "
+                "continuation keeps each monitor's state by name: pass the same monitors (a "
+                "renamed monitor would restart), or drop their state first with "
+                "dataclasses.replace(state, monitors={...})."
+            )
         states = {}
         for name, m in self.monitors.items():
             fresh = m.init(take_rows(y0, self.rows[name]), dt)
-            old = previous.get(name)
-            same = old is not None and jax.tree.structure(old) == jax.tree.structure(fresh)
-            states[name] = old if same else fresh
+            if name not in previous:
+                states[name] = fresh
+                continue
+            old = previous[name]
+            if jax.tree.structure(old) != jax.tree.structure(fresh) or [
+                jnp.shape(a) for a in jax.tree.leaves(old)
+            ] != [jnp.shape(a) for a in jax.tree.leaves(fresh)]:
+                raise ValueError(
+                    f"history: the state of monitor {name!r} in the SimulationState does not "
+                    f"fit this run's {type(m).__name__} (another kind of monitor, other "
+                    "variables or another network); a continuation needs the same monitors."
+                )
+            # A state from a run of another dtype joins this run's carry in its dtype.
+            states[name] = jax.tree.map(
+                lambda a, f: jnp.asarray(a).astype(f.dtype), old, fresh
+            )
+        self._check_memory(states, dt)
         return states
+
+    def _check_memory(self, states: dict, dt: float) -> None:
+        """Refuse a run whose stacked samples cannot fit in the device's memory, with the
+        sizes named, instead of an allocation failure deep in XLA (or NumPy)."""
+        n_emit = self.n_steps // self.every
+        parts, total = [], 0
+        for name, m in self.monitors.items():
+            sample = jax.eval_shape(lambda s, m=m: m.emit(s, dt)[1], states[name])
+            per_sample = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(sample))
+            shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in jax.tree.leaves(sample))
+            # Every emission stacks a sample of each monitor, and a float64 time stamp.
+            total += n_emit * (per_sample + 8)
+            parts.append(f"{name!r}: {n_emit} samples of {shapes}")
+        limit = _device_memory()
+        if limit is not None and total > limit:
+            raise ValueError(
+                f"the monitors would store {total / 1e9:.3g} GB of samples over "
+                f"{self.n_steps} steps ({'; '.join(parts)}), more than this device's "
+                f"{limit / 1e9:.3g} GB of memory. Use longer periods or fewer variables, or "
+                "run in pieces (history=sol.final continues a run exactly)."
+            )
 
     def update(self, states: dict, y, dt: float) -> dict:
         """Every monitor folds in the state ``y`` after a step."""
@@ -109,12 +161,29 @@ def _period_steps(name: str, m: AbstractMonitor, grid: TimeGrid) -> int:
 
 
 def _monitor_rows(name: str, monitor: AbstractMonitor, state_names) -> tuple[int, ...]:
-    if monitor.variables is None:
+    variables = monitor.variables
+    if variables is None:
         return tuple(range(len(state_names)))
-    unknown = [v for v in monitor.variables if v not in state_names]
-    if unknown or not monitor.variables:
+    if isinstance(variables, str):  # one name, also for monitors without the converter
+        variables = (variables,)
+    unknown = [v for v in variables if v not in state_names]
+    if unknown or not variables:
         raise ValueError(
-            f"monitor {name!r}: unknown variable(s) {list(monitor.variables)}; "
+            f"monitor {name!r}: unknown variable(s) {list(variables)}; "
             f"state variables are {state_names}."
         )
-    return tuple(state_names.index(v) for v in monitor.variables)
+    return tuple(state_names.index(v) for v in variables)
+
+
+def _device_memory() -> int | None:
+    """Memory of the default device in bytes (the host's RAM for CPU), or ``None``."""
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # noqa: BLE001 - backends without memory statistics
+        stats = {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"])
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -12,13 +12,20 @@ from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
 from .._stimulus._terms import StimulusTerms
 from . import _buffer
-from ._arguments import check_parts, split_couplings, time_grid
+from ._arguments import (
+    check_parts,
+    checked_arguments,
+    finite_parameters,
+    split_couplings,
+    time_grid,
+)
 from ._couplings import CouplingTerms
 from ._initial import initial
 from ._schedule import MonitorSchedule
 from ._step import make_emit, make_step
 
 
+@checked_arguments
 @eqx.filter_jit
 def simulate(
     network: Network,
@@ -45,18 +52,22 @@ def simulate(
     - ``t0``, ``t1``, ``dt``: Python numbers; ``t1 - t0`` must be a whole number of steps.
     - ``monitors``: ``{name: AbstractMonitor}``. Every period must be a whole number of
       steps and divide the duration.
-    - ``key``: a JAX PRNG key, required when the network has noise.
+    - ``key``: one JAX PRNG key (``jax.random.key(seed)``), required when the network
+      has noise; for several realisations, ``jax.vmap`` over a batch of keys.
     - ``history``: the initial condition. ``None``: the dynamics' ``initial_state``,
       constant over the past. An array ``[states, nodes]``: that state, constant over the
       past. An array ``[rows, states, nodes]``: past states, oldest first, the last row
       being the state at ``t0`` (at least as many rows as the history buffer needs; extra
       older rows are ignored). A ``SimulationState`` (``sol.final`` of a previous run):
-      continue that run exactly.
+      continue that run exactly, from ``t0`` = its ``t1``, with the same monitors (see
+      ``SimulationState``). Values must be finite (a runtime error otherwise); the
+      state's dtype is the history's promoted with the network's floating-point arrays.
 
     **Returns**: a ``Solution``: ``sol[name]`` are the samples of each monitor,
     ``sol.ts[name]`` their times, ``sol.final`` the state to continue from.
     """
     check_parts(network, solver)
+    network = finite_parameters(network)
     grid = time_grid(t0, t1, dt)
     dynamics = network.dynamics
     # eqx.tree_at skips __check_init__: a model edited after construction is checked here.
@@ -68,7 +79,7 @@ def simulate(
     if delayed:
         rows = _buffer.n_rows(graph.max_delay, grid.dt, [c.interpolation for c in delayed])
 
-    start = initial(history, dynamics, graph.n_nodes, cvar, rows)
+    start = initial(history, network, graph.n_nodes, cvar, rows, grid)
     dtype = start.y0.dtype
     terms = CouplingTerms(
         graph,
@@ -94,6 +105,8 @@ def simulate(
     )
     final, stacked = solver.remat.loop(step, emit, carry, grid.n_steps, schedule.every)
     ys, ts = schedule.collect(stacked, grid, not start.continuation, dtype)
+    final = SimulationState(final.y, final.buffer, final.step, final.monitors,
+                            jnp.asarray(grid.t1, dtype))
     return Solution(ys, ts, final)
 
 
