@@ -139,6 +139,8 @@ def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
     np.testing.assert_allclose(float(g), fd, rtol=5e-5)
 
 
+# The gradient is taken with respect to the whole network, nearest-step delays included.
+@pytest.mark.filterwarnings("ignore::netdyn.NearestDelayGradientWarning")
 def test_burn_in_records_no_tape():
     # Gradient memory does not grow with the burn-in: it runs outside the tape.
     net = _network()
