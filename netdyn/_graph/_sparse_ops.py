@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
+from .._materialise import materialised
 from ._base import DelayIndex
 from ._checks import check_real
 
@@ -90,25 +91,17 @@ def chunk_layout(targets: np.ndarray, sources: np.ndarray, n_nodes: int):
     return perm, tuple(blocks), chunk_index
 
 
-def _materialise(x, first_index):
-    return jax.lax.cond(first_index >= 0, lambda v: v, lambda v: jnp.full_like(v, jnp.nan), x)
-
-
 def gather_edges(
     x: Float[Array, "k nodes"], nodes: Int[Array, " edges"]
 ) -> Float[Array, "k edges"]:
     # XLA:CPU fuses the producer of ``x`` (a solver stage: the dynamics and the noise's
     # threefry hash) into the gather, recomputing it once per edge instead of once per
     # node (instantaneous coupling + noise, 400 nodes, 10 %, 2-core CPU: 56 -> 49 us/step
-    # for Linear, 85 -> 72 for Difference, 2x under load). A conditional on a predicate
-    # that XLA cannot fold materialises ``x`` (its other branch only runs for a negative
-    # node index, which ``validate`` rules out); optimization_barrier does not (XLA:CPU
-    # removes it before fusion). On GPU the conditional costs a host round trip (24 -> 81
-    # us/step on an H100), so CPU only.
+    # for Linear, 85 -> 72 for Difference, 2x under load). The token, a node index, is
+    # non-negative (``validate`` rules out negative ones). On GPU a conditional cost a
+    # host round trip (24 -> 81 us/step on an H100), hence CPU only (see ``materialised``).
     if nodes.shape[0]:
-        x = jax.lax.platform_dependent(
-            x, nodes[0], cpu=_materialise, default=lambda v, _: v
-        )
+        x = materialised(x, nodes[0])
     return x[:, nodes]
 
 
