@@ -339,6 +339,10 @@ def test_step_counter_overflow():
         _sim(_net(), t1=1e15)
     with pytest.raises(ValueError, match=r"2\*\*31"):
         _sim(_net(), t1=2**31 * 0.5, dt=0.5)
+    with pytest.raises(ValueError, match="finite number of steps"):
+        _sim(_net(), t0=-1e308, t1=1e308)
+    with pytest.raises(ValueError, match="finite number of steps"):
+        _sim(_net(), monitors={"m": nd.Raw(period=float("inf"))})
     first = _sim(_net())
     late = eqx.tree_at(lambda s: s.step, first.final, jnp.asarray(2**31 - 6, jnp.int32))
     with pytest.raises(Exception, match="step counter past 2"):

@@ -39,6 +39,8 @@ MAX_STEPS = 2**31 - 1
 
 def whole_steps(name: str, duration: float, dt: float) -> int:
     """``duration / dt`` as an integer, or a ``ValueError`` naming ``name``."""
+    if not math.isfinite(duration / dt):
+        raise ValueError(f"{name} ({duration} ms) must be a finite number of steps of {dt} ms.")
     n = round(duration / dt)
     if n < 1 or abs(n * dt - duration) > 1e-9 * max(1.0, abs(duration)):
         raise ValueError(
