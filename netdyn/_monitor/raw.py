@@ -11,7 +11,8 @@ class Raw(AbstractMonitor):
     """The state itself, every step (``period=None``) or every ``period`` ms (subsampled:
     the state at the end of each period, as TVB's ``SubSample``).
 
-    Sample ``k`` is the state at ``t0 + (k + 1) * period``.
+    Sample ``k`` is the state at ``t0 + (k + 1) * period``. ``variables``: the watched
+    state variables, one name (``"S"``) or a sequence of names; all when ``None``.
     """
 
     period: float | None = eqx.field(default=None, static=True)
