@@ -407,8 +407,10 @@ def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
             f"A loop of {args.micro_steps} steps of coupling + a cheap node-wise update + history "
             "push (float64, indices passed as arguments, as in `simulate`), so that only the "
             "formulation differs. `(W * x) @ ones` rather than `einsum`/`sum`: XLA:CPU sends "
-            "reductions and batched dots to YNNPACK, ~10 µs per call at this size, while a "
-            "matrix-vector product uses its own dot kernel."
+            "reductions and batched dots to YNNPACK, whose per-call cost at this size exceeds "
+            "that of its own dot kernel for a matrix-vector product (a few µs per step with "
+            "nearest delays here; with linear interpolation the einsum also drags the "
+            "interpolation into the library call)."
         )
         for interpolation in ("nearest", "linear"):
             table = micro.get(f"gather-{interpolation}")
