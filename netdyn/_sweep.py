@@ -120,6 +120,29 @@ def _report(stream, done: int, total: int, points: int, start: float) -> None:
     stream.flush()
 
 
+def _check_sizes(batch_size, max_bytes) -> None:
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
+    if max_bytes is not None and not (
+        isinstance(max_bytes, (int, np.integer)) and not isinstance(max_bytes, bool)
+        and max_bytes > 0
+    ):
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}.")
+
+
+def _assemble(chunks, n_points: int, grid_shape: tuple[int, ...]):
+    """The batches' results joined, padding dropped, reshaped to the grid."""
+
+    def join(*parts):
+        whole = np.concatenate(parts, axis=0)[:n_points]
+        return whole.reshape(grid_shape + whole.shape[1:])
+
+    return jax.tree.map(join, *chunks)
+
+
 def sweep(
     fn: Callable[[Any], PyTree[ArrayLike]],
     model: Any,
@@ -203,14 +226,7 @@ def sweep(
     if not devices:
         raise ValueError("devices must not be empty.")
     n_devices = len(devices)
-    if batch_size is not None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
-    if max_bytes is not None and not (isinstance(max_bytes, (int, np.integer))
-                                      and max_bytes > 0):
-        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}.")
+    _check_sizes(batch_size, max_bytes)
 
     # Flat list of grid points (row-major, as numpy.ndindex).
     axes = np.indices(grid_shape).reshape(len(grid_shape), -1)
@@ -255,8 +271,4 @@ def sweep(
         if progress:
             _report(sys.stderr, b + 1, n_batches, min((b + 1) * batch, n_points), start)
 
-    def assemble(*parts):
-        whole = np.concatenate(parts, axis=0)[:n_points]
-        return whole.reshape(grid_shape + whole.shape[1:])
-
-    return jax.tree.map(assemble, *chunks)
+    return _assemble(chunks, n_points, grid_shape)
