@@ -4,6 +4,8 @@ import math
 
 from jaxtyping import Array, Float
 
+from .._names import as_names
+
 
 def to_variables(variables: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
     """Accept one name, a sequence of names, or ``None``.
@@ -11,20 +13,7 @@ def to_variables(variables: str | tuple[str, ...] | list[str] | None) -> tuple[s
     A string is always *one* name (``variables="y0"`` watches ``y0``, not ``y`` and ``0``).
     Every monitor's ``variables`` field goes through this converter.
     """
-    if variables is None:
-        return None
-    if isinstance(variables, str):
-        return (variables,)
-    try:
-        names = tuple(variables)
-    except TypeError:
-        names = None
-    if not names or not all(isinstance(v, str) for v in names):
-        raise ValueError(
-            "monitor variables must be a state variable name, a non-empty sequence of "
-            f"names, or None (all variables), got {variables!r}."
-        )
-    return names
+    return as_names(variables, "monitor variables")
 
 
 def check_single_variable(monitor) -> None:

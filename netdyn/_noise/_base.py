@@ -10,6 +10,7 @@ import numpy as np
 from jax import lax
 
 from .._custom_types import Key, Param, State
+from .._names import as_names
 
 # Rotation constants of Threefry-2x32 (Salmon, Moraes, Dror, Shaw 2011, table 4).
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -102,20 +103,7 @@ def standard_normal(key: Key, step, shape: tuple[int, ...], dtype):
 
 def to_names(apply_to: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
     """``apply_to`` as a tuple of state variable names; a string is one name."""
-    if apply_to is None:
-        return None
-    if isinstance(apply_to, str):
-        return (apply_to,)
-    try:
-        names = tuple(apply_to)
-    except TypeError:
-        names = None
-    if not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(
-            "noise apply_to must be a state variable name, a non-empty sequence of names, "
-            f"or None (all variables), got {apply_to!r}."
-        )
-    return names
+    return as_names(apply_to, "noise apply_to")
 
 
 class AbstractNoise(eqx.Module):
