@@ -1,10 +1,37 @@
-"""Batch sizes that fit the memory of the devices."""
+"""The devices' memory, and batch sizes that fit it."""
 
 import math
 import os
 from collections.abc import Callable, Sequence
 
 import jax
+
+
+def _stats(device) -> dict:
+    """The device's memory statistics (``{}`` for CPU devices, other processes' devices and
+    backends without them)."""
+    if device.process_index != jax.process_index():
+        return {}
+    try:
+        return device.memory_stats() or {}
+    except Exception:  # noqa: BLE001 - backends without memory statistics
+        return {}
+
+
+def _host_bytes(pages: str) -> int | None:
+    try:
+        return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def total_bytes(device: jax.Device) -> int | None:
+    """The memory of ``device``: ``bytes_limit`` on accelerators, the host's RAM for CPU
+    devices (``None`` when unknown)."""
+    stats = _stats(device)
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"])
+    return _host_bytes("SC_PHYS_PAGES")
 
 
 def free_bytes(devices: Sequence[jax.Device]) -> int:
@@ -16,11 +43,11 @@ def free_bytes(devices: Sequence[jax.Device]) -> int:
     """
     out = []
     for device in devices:
-        stats = device.memory_stats() if device.process_index == jax.process_index() else None
-        if stats and "bytes_limit" in stats:
+        stats = _stats(device)
+        if "bytes_limit" in stats:
             out.append(int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0)))
         else:
-            host = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+            host = _host_bytes("SC_AVPHYS_PAGES") or 0
             out.append(host // max(1, len(jax.local_devices(backend=device.platform))))
     return min(out)
 

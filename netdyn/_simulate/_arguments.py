@@ -107,19 +107,23 @@ def _is_array(x) -> bool:
 def check_history_kind(history) -> None:
     """``history`` arrays must hold real numbers (checked before tracing: JAX cannot even
     trace an array of strings)."""
-    if history is None or isinstance(history, SimulationState):
+    if history is None:
         return
+    name = "history"
+    if isinstance(history, SimulationState):
+        name, history = "history (SimulationState.y)", history.y
     try:
         dtype = history.dtype if _is_array(history) else np.asarray(history).dtype
     except (TypeError, ValueError) as e:
         raise ValueError(
-            f"history must be an array of real numbers or a SimulationState, got "
+            f"{name} must be an array of real numbers or a SimulationState, got "
             f"{type(history).__name__}: {e}"
         ) from e
     if not (jnp.issubdtype(dtype, jnp.floating) or np.dtype(dtype).kind in "biu"):
         raise ValueError(
-            f"history must hold real numbers ([states, nodes] or [rows, states, nodes]), or "
-            f"be a SimulationState; got an array of dtype {dtype}."
+            f"{name} must hold real numbers ([states, nodes] or [rows, states, nodes]), or "
+            f"be a SimulationState; got an array of dtype {dtype} (netdyn does not drop "
+            "imaginary parts)."
         )
 
 

@@ -41,9 +41,8 @@ def initial(history, network, n_nodes: int, cvar: tuple[int, ...], rows: int,
     if history is None:
         y0, past = jnp.asarray(dynamics.initial_state(n_nodes)), None
     else:
-        history = jnp.asarray(history)
-        _check_real("history", history)
-        y0, past = _past_states(history, y_shape, rows)
+        # Real numbers only: checked before tracing (``checked_arguments``).
+        y0, past = _past_states(jnp.asarray(history), y_shape, rows)
     _check_shape(y0, y_shape, dynamics)
     dtype = run_dtype(network, y0)
     y0 = y0.astype(dtype)
@@ -103,7 +102,6 @@ def _past_states(past, y_shape, rows):
 def _continuation(state: SimulationState, network, n_nodes, cvar, rows, grid) -> Initial:
     """Continue a previous run exactly: its state, buffer, step counter and monitors."""
     y0 = jnp.asarray(state.y)
-    _check_real("history (SimulationState.y)", y0)
     dtype = run_dtype(network, y0)
     y0 = y0.astype(dtype)
     buffer = None
@@ -140,15 +138,6 @@ def _continuation(state: SimulationState, network, n_nodes, cvar, rows, grid) ->
             "continue with t0 = the previous run's t1 (state.t).",
         )
     return Initial(y0, buffer, step0, state.monitors, True)
-
-
-def _check_real(name, x):
-    if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer)
-            or x.dtype == bool):
-        raise ValueError(
-            f"{name} must hold real numbers, got {x.dtype} values (netdyn does not drop "
-            "imaginary parts)."
-        )
 
 
 def _check_shape(y0, y_shape, dynamics):

@@ -2,12 +2,12 @@
 
 import dataclasses
 import math
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._batching import total_bytes
 from .._monitor._base import AbstractMonitor
 from ._arguments import TimeGrid, whole_steps
 from ._rows import take_rows
@@ -26,7 +26,7 @@ class MonitorSchedule:
     rows: dict[str, tuple[int, ...]]
     periods: dict[str, int]
     every: int
-    n_steps: int = 0
+    n_steps: int
 
     @classmethod
     def build(cls, monitors, state_names, grid: TimeGrid) -> "MonitorSchedule":
@@ -94,7 +94,7 @@ class MonitorSchedule:
             # Every emission stacks a sample of each monitor, and a float64 time stamp.
             total += n_emit * (per_sample + 8)
             parts.append(f"{name!r}: {n_emit} samples of {shapes}")
-        limit = _device_memory()
+        limit = total_bytes(jax.devices()[0])
         if limit is not None and total > limit:
             raise ValueError(
                 f"the monitors would store {total / 1e9:.3g} GB of samples over "
@@ -173,17 +173,3 @@ def _monitor_rows(name: str, monitor: AbstractMonitor, state_names) -> tuple[int
             f"state variables are {state_names}."
         )
     return tuple(state_names.index(v) for v in variables)
-
-
-def _device_memory() -> int | None:
-    """Memory of the default device in bytes (the host's RAM for CPU), or ``None``."""
-    try:
-        stats = jax.devices()[0].memory_stats() or {}
-    except Exception:  # noqa: BLE001 - backends without memory statistics
-        stats = {}
-    if "bytes_limit" in stats:
-        return int(stats["bytes_limit"])
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
