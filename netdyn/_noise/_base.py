@@ -10,6 +10,7 @@ import numpy as np
 from jax import lax
 
 from .._custom_types import Key, Param, State
+from .._materialise import materialised
 from .._names import as_names
 
 # Rotation constants of Threefry-2x32 (Salmon, Moraes, Dror, Shaw 2011, table 4).
@@ -68,19 +69,6 @@ def _threefry_normal(data, step, shape: tuple[int, ...], dtype):
     return np.array(np.sqrt(2), dtype) * lax.erf_inv(u)
 
 
-def _materialised(z):
-    """``z``, computed once.
-
-    XLA:CPU duplicates chains of cheap elementwise operations into each consumer: the
-    ~350 operations per element of a Gaussian draw were recomputed in five kernels of a
-    Heun step (the new state, its clipping, the history push, the monitors). The output
-    of a dot is always materialised, and ``1 * z + 1 * 0`` is exactly ``z``.
-    (``lax.optimization_barrier`` does not survive to XLA:CPU's fusion pass.)
-    """
-    stacked = jnp.stack([z.reshape(-1), np.zeros(z.size, z.dtype)])
-    return (np.ones(2, z.dtype) @ stacked).reshape(z.shape)
-
-
 def standard_normal(key: Key, step, shape: tuple[int, ...], dtype):
     """Counter-based standard normal draw of step ``step``: a function of ``(key, step)``.
 
@@ -98,7 +86,9 @@ def standard_normal(key: Key, step, shape: tuple[int, ...], dtype):
         z = _threefry_normal(data, step, shape, dtype)
     else:
         z = jax.random.normal(jax.random.fold_in(key, step), shape, dtype)
-    return _materialised(z)
+    # Computed once: XLA:CPU would otherwise copy the ~350 operations per element of the
+    # draw into each of its consumers (the solver stages, the clipping, the history push).
+    return materialised(z, step)
 
 
 def to_names(apply_to: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
