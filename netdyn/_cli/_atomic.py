@@ -8,12 +8,7 @@ import os
 
 import numpy as np
 
-from .._fit.atomic import write_atomic
-
-
-def write_text(path: str | os.PathLike, text: str) -> None:
-    """``text`` as UTF-8."""
-    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+from .._fit.atomic import write_atomic, write_text_atomic
 
 
 def _strict(x):
@@ -29,7 +24,7 @@ def _strict(x):
 
 def write_json(path: str | os.PathLike, data) -> None:
     """``data`` as indented, strict JSON (NaN and infinities as ``null``)."""
-    write_text(path, json.dumps(_strict(data), indent=1, allow_nan=False) + "\n")
+    write_text_atomic(path, json.dumps(_strict(data), indent=1, allow_nan=False) + "\n")
 
 
 def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
