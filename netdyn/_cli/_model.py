@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
 from .. import _presets as presets
 from .._fit.bounds import AbstractTransform, Interval, Positive
+from .._fit.step import float_dtype
 from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
 from .._monitor.temporal_average import TemporalAverage
@@ -68,12 +68,6 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
     return net, model.signal(args.tr, args.warmup)
 
 
-def _float_dtype():
-    # float64 with jax_enable_x64 (as main sets), float32 otherwise; strongly typed, so
-    # that the first update does not change the type (a second compilation).
-    return jax.dtypes.canonicalize_dtype(jnp.float64)
-
-
 # Parameters outside the dynamics that --fit may name (always one value for all regions).
 _OUTSIDE = {"G": "coupling.G", "sigma": "noise.sigma"}
 
@@ -118,7 +112,9 @@ def selection(args, net: Network) -> tuple[Where, tuple, Network]:
         if name in names:
             raise ValueError(f"--fit {args.fit!r} names {name} twice.")
         shape = () if name in _OUTSIDE or scope == "global" else (n,)
-        values.append(jnp.full(shape, float(np.asarray(_leaf(net, name))), _float_dtype()))
+        # Strongly typed (an explicit dtype), so that the first update does not change the
+        # type: a second compilation.
+        values.append(jnp.full(shape, float(np.asarray(_leaf(net, name))), float_dtype()))
         names.append(name)
         bounds.append(Positive() if name in _OUTSIDE else table[name])
     where = Where(tuple(names))
