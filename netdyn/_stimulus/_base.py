@@ -62,8 +62,12 @@ class AbstractStimulus(eqx.Module):
         t = jnp.asarray(t)
         if not jnp.issubdtype(t.dtype, jnp.floating):
             t = t.astype(float)
-        amplitude = jnp.asarray(self.amplitude, t.dtype)
-        return amplitude * self.profile(t) * self.pattern(n_nodes, t.dtype)
+        return self.drive(t, self.pattern(n_nodes, t.dtype))
+
+    def drive(self, t: Scalar, pattern: Float[Array, " nodes"]) -> Float[Array, " nodes"]:
+        r"""$a\, s(t)\, p$ for a floating-point ``t`` and a ``pattern`` $p$ in its type
+        (``pattern(n_nodes, t.dtype)``, which the time loop builds once, not per stage)."""
+        return jnp.asarray(self.amplitude, t.dtype) * self.profile(t) * pattern
 
     def check(self, state_names: tuple[str, ...], n_nodes: int) -> int:
         """Trace-time checks against a network; returns the row of the stimulated variable."""

@@ -4,6 +4,7 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+from jaxtyping import Array, Float
 
 from .._custom_types import Scalar, State
 from ._base import AbstractStimulus, check_stimuli
@@ -20,7 +21,11 @@ class StimulusTerms:
 
     stimuli: tuple[AbstractStimulus, ...]
     rows: tuple[int, ...]
-    n_nodes: int
+    # Each stimulus's spatial pattern, built once: it does not change along the run, and
+    # every solver stage of every step reads it. In the default float type (float64 with
+    # x64), whose cast to the state's type gives what ``pattern(n_nodes, state dtype)``
+    # gives.
+    patterns: tuple[Float[Array, " nodes"], ...]
 
     @classmethod
     def build(cls, stimulus, state_names: tuple[str, ...], n_nodes: int) -> "StimulusTerms":
@@ -33,10 +38,13 @@ class StimulusTerms:
             if out.shape != (n_nodes,):
                 raise ValueError(f"{type(s).__name__} gives an input of shape {out.shape}, "
                                  f"expected [nodes] = ({n_nodes},).")
-        return cls(tuple(s.checked() for s in stimuli), tuple(rows), n_nodes)
+        stimuli = tuple(s.checked() for s in stimuli)
+        dtype = jnp.result_type(float)
+        patterns = tuple(s.pattern(n_nodes, dtype) for s in stimuli)
+        return cls(stimuli, tuple(rows), patterns)
 
     def add(self, t: Scalar, dy: State) -> State:
         """``dy`` plus every stimulus at time ``t`` on its row (``dy`` itself if none)."""
-        for s, row in zip(self.stimuli, self.rows):
-            dy = dy.at[row].add(s(t, self.n_nodes).astype(dy.dtype))
+        for s, row, pattern in zip(self.stimuli, self.rows, self.patterns):
+            dy = dy.at[row].add(s.drive(t, pattern.astype(t.dtype)).astype(dy.dtype))
         return dy
