@@ -87,14 +87,21 @@ def npz_array(archive: np.lib.npyio.NpzFile, key: str, path: Path) -> np.ndarray
     return value
 
 
+def data_lines(content: str, what: str, where: str) -> list[str]:
+    """The lines of ``content`` that are neither blank nor ``#`` comments; ``ValueError``
+    naming ``where`` when there is none."""
+    lines = [
+        line for line in content.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise ValueError(f"{where}: {what} is empty.")
+    return lines
+
+
 def parse_table(content: str, what: str, where: str, delimiter: str | None = None) -> np.ndarray:
     """A rectangular numeric table from text (``#`` comments, comma when the first data line
     has one, else whitespace); ``ValueError`` naming ``where`` for anything else."""
-    rows = [
-        line for line in content.splitlines() if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not rows:
-        raise ValueError(f"{where}: {what} is empty.")
+    rows = data_lines(content, what, where)
     if delimiter is None:
         delimiter = "," if "," in rows[0] else None
     values = []

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import Dataset, check_count, check_like, check_matrix, check_nonnegative
-from ._files import PathLike, read_text
+from ._files import PathLike, data_lines, read_text
 
 _LABEL_COLUMNS = ("name", "label", "region", "abbreviation")
 
@@ -108,12 +108,7 @@ def _is_number(field: str) -> bool:
 
 
 def _split_rows(path: Path, what: str) -> list[list[str]]:
-    lines = [
-        line for line in read_text(path, what).splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
-        raise ValueError(f"{path}: {what} is empty.")
+    lines = data_lines(read_text(path, what), what, str(path))
     first = lines[0]
     if "\t" in first:
         return [[f.strip() for f in line.rstrip("\r\n").split("\t")] for line in lines]
