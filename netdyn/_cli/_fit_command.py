@@ -20,7 +20,7 @@ from .._sweep import sweep
 from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import load_data
-from ._model import MODELS, adam, network, remat, selection
+from ._model import MODELS, adam, factor, network, remat, selection
 from ._report import diverged_message, for_people, report, summary, write_history, write_results
 from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_command
 
@@ -54,7 +54,7 @@ def _grid_start(args, net: Network, loss_fn: FcLoss, key) -> dict:
     G0 = MODELS[args.model].G
     values = np.linspace(G0 / 3, 3 * G0, args.grid)
     # The network's G for each value, as the preset computes it from --G.
-    internal = values * MODELS[args.model].units.get("coupling.G", 1.0)
+    internal = values * factor(args.model, "coupling.G")
     one = loss_fn.replace(realisations=1)
     if not args.quiet:
         print(f"netdyn fit: scanning {args.grid} values of G in [{values[0]:.3g}, "

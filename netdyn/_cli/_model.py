@@ -57,6 +57,12 @@ MODELS = {
 }
 
 
+def factor(model: str, name: str) -> float:
+    """Network value = value on the command line * factor, for parameter ``name`` (a path
+    such as ``"coupling.G"``) of ``--model model``."""
+    return MODELS[model].units.get(name, 1.0)
+
+
 def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
     """The network of ``--model`` (G: ``G``, else ``--G``, else the model's default) and
     the monitor whose signal gives the FC."""

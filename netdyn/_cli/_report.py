@@ -14,7 +14,7 @@ import numpy as np
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from ._atomic import write_figure, write_json, write_matrix
-from ._model import MODELS
+from ._model import MODELS, factor
 from ._plot import figure
 from ._run_folder import settings
 
@@ -25,16 +25,11 @@ def value(x):
     return float(a) if a.ndim == 0 else a.tolist()
 
 
-def _factor(model: str, name: str) -> float:
-    """Network value = value on the command line * factor."""
-    return MODELS[model].units.get(name, 1.0)
-
-
 def for_people(history: FitHistory, model: str) -> FitHistory:
     """``history`` with steps numbered from 1 and parameters in the units of the options."""
     return dataclasses.replace(
         history, step=history.step + 1,
-        params={k: v / _factor(model, k) for k, v in history.params.items()},
+        params={k: v / factor(model, k) for k, v in history.params.items()},
     )
 
 
@@ -51,11 +46,11 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     used["sigma"] = model.sigma if args.sigma is None else args.sigma
     iu = np.triu_indices(target.shape[0], k=1)
     return {
-        "parameters": {k: value(np.asarray(x) / _factor(args.model, k))
+        "parameters": {k: value(np.asarray(x) / factor(args.model, k))
                        for k, x in zip(names, fitted_leaves)},
         "initial": {k: value(history.params[k][0]) for k in names},
         # Network value = value here * factor (netdyn simulates in ms).
-        "units": {k: _factor(args.model, k) for k in names},
+        "units": {k: factor(args.model, k) for k in names},
         **{k: train[k] for k in ("loss", "fc_r", "rmse", "mean_fc", "saturation")},
         "heldout": heldout,
         "grid": None if scan is None else scan["grid"],
