@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._dataset import check_finite
+from ._dataset import check_finite, frozen_array
 from ._files import READ_ERRORS, PathLike, npz_array, open_npz, parse_table, read_text
 
 _TEXT = (".txt", ".csv", ".tsv", ".dat")
@@ -59,10 +59,7 @@ def read_projection_matrix(
             f"{path}: unknown projection matrix format {suffix!r}; use .npy, .npz, "
             f"{', '.join(_TEXT)} or .mat."
         )
-    try:
-        gain = np.array(gain, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{path}: the projection matrix is not numeric ({e}).") from None
+    gain = frozen_array(gain, "the projection matrix", str(path))
     if gain.ndim != 2 or 0 in gain.shape:
         raise ValueError(
             f"{path}: a projection matrix must be 2-D [sensors, regions] and non-empty, got "
@@ -75,7 +72,6 @@ def read_projection_matrix(
             f"{path}: projection matrix of shape {gain.shape} = [sensors, regions] has "
             f"{gain.shape[1]} columns for {regions} regions{hint}."
         )
-    gain.flags.writeable = False
     return gain
 
 
