@@ -102,13 +102,18 @@ def checkpoint_steps(out: Path) -> tuple[int, int] | None:
     return int(meta["step"]), int(meta["steps"])
 
 
+def _command(argv: Sequence[str], flag: str) -> str:
+    """``argv`` as a ``netdyn`` command line, with ``flag`` in place of ``--resume`` or
+    ``--overwrite``."""
+    kept = [a for a in argv if a not in ("--resume", "--overwrite")]
+    return shlex.join(["netdyn", *kept, flag])
+
+
 def resume_command(argv: Sequence[str]) -> str:
     """The command line that continues the run started with ``argv``."""
-    kept = [a for a in argv if a not in ("--resume", "--overwrite")]
-    return shlex.join(["netdyn", *kept, "--resume"])
+    return _command(argv, "--resume")
 
 
 def rerun_command(argv: Sequence[str]) -> str:
     """The command line that starts the run of ``argv`` again, from nothing."""
-    kept = [a for a in argv if a not in ("--resume", "--overwrite")]
-    return shlex.join(["netdyn", *kept, "--overwrite"])
+    return _command(argv, "--overwrite")
