@@ -15,7 +15,13 @@ from ._base import (
     Interpolation,
     delays_from_lengths,
 )
-from ._checks import checked_delays, checked_weights, concrete_max, delay_rows
+from ._checks import (
+    check_same_shape,
+    checked_delays,
+    checked_weights,
+    concrete_max,
+    delay_rows,
+)
 from ._sparse_layout import AbstractSparseGraph, edge_layout
 
 
@@ -99,10 +105,7 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractDelayGraph):
         (``|weight| > threshold`` when ``signed``). ``weights`` must be concrete;
         ``delays`` (ms) may be traced if ``max_delay`` is given."""
         w = _sparse_ops.concrete_matrix("weights", weights)
-        if jnp.shape(delays) != w.shape:
-            raise ValueError(
-                f"delays has shape {jnp.shape(delays)} but weights has shape {w.shape}."
-            )
+        check_same_shape("delays", delays, "weights", w)
         targets, sources = _sparse_ops.select_edges(w, threshold, signed)
         if isinstance(delays, jax.core.Tracer):
             edge_delays = delays[targets, sources]
