@@ -153,9 +153,10 @@ _COLUMNS = ("step", "loss", "grad_norm", "wall_time", "skipped")
 class HistoryRows:
     """A ``FitHistory`` being recorded: rows appended on the host as lists, one per step."""
 
-    def __init__(self, names, metric_names=None):
+    def __init__(self, names):
         self.names = tuple(names)
-        self.metric_names = metric_names
+        # The metrics' names, fixed by the first row appended (None before it).
+        self.metric_names = None
         self.cols: dict[str, list] = {k: [] for k in _COLUMNS}
         self.params = {n: [] for n in names}
         self.metrics: dict[str, list] = {}

@@ -11,11 +11,7 @@ import optax
 
 from .errors import FitDivergedError, diverged_message
 from .history import FitHistory, HistoryRows
-from .options import (
-    FitOptions,
-    OnNonFinite as OnNonFinite,
-    check_common as check_common,
-)
+from .options import FitOptions, check_common as check_common  # (for tests/test_fit.py)
 from .placement import StartsPlacement
 from .progress import Progress
 from .resume import FitCheckpoint
