@@ -1,5 +1,6 @@
 """Numerically safe statistics shared by the observation functions."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
@@ -54,3 +55,17 @@ def upper_triangle(m: ArrayLike, k: int = 1) -> Float[Array, "*batch pairs"]:
         raise ValueError(f"upper_triangle needs a square matrix [..., n, n], got {m.shape}.")
     rows, cols = np.triu_indices(m.shape[-1], k=k)
     return m[..., rows, cols]
+
+
+def python_int(where: str, name: str, value, lowest: int) -> int:
+    """``value`` as an ``int`` when it is a Python (or NumPy) integer ``>= lowest``, not a
+    bool: sizes that fix array shapes must be concrete."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < lowest:
+        raise ValueError(f"{where}: {name} must be a Python int >= {lowest}, got {value!r}.")
+    return int(value)
+
+
+def check_positive(where: str, name: str, value) -> None:
+    """``value > 0``, checked when it is concrete (a traced value is taken as it is)."""
+    if not isinstance(value, jax.core.Tracer) and not float(value) > 0:
+        raise ValueError(f"{where}: {name} must be > 0, got {value!r}.")

@@ -3,9 +3,9 @@
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
+from ._stats import check_positive, python_int
 from .losses import _values
 
 
@@ -46,10 +46,8 @@ def fcd_ks(
     va, vb = _values("a", a), _values("b", b)
     if va.shape[0] == 0 or vb.shape[0] == 0:
         raise ValueError("fcd_ks needs at least one value in a and in b.")
-    if not isinstance(points, (int, np.integer)) or isinstance(points, bool) or points < 2:
-        raise ValueError(f"fcd_ks: points must be a Python int >= 2, got {points!r}.")
-    if not isinstance(bandwidth, jax.core.Tracer) and not float(bandwidth) > 0:
-        raise ValueError(f"fcd_ks: bandwidth must be > 0, got {bandwidth!r}.")
+    points = python_int("fcd_ks", "points", points, 2)
+    check_positive("fcd_ks", "bandwidth", bandwidth)
     dtype = jnp.result_type(va.dtype, vb.dtype, float)
     va, vb = va.astype(dtype), vb.astype(dtype)
     low = jnp.minimum(jnp.min(va), jnp.min(vb))

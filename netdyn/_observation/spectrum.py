@@ -8,16 +8,12 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
+from ._stats import check_positive, python_int
+
 _TINY = 1e-300
 
 Band = tuple[float | int, float | int]
 """A frequency band ``(low, high)`` in Hz."""
-
-
-def _positive_int(name: str, value, lowest: int) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < lowest:
-        raise ValueError(f"welch: {name} must be a Python int >= {lowest}, got {value!r}.")
-    return int(value)
 
 
 @eqx.filter_jit
@@ -79,12 +75,12 @@ def welch(
     n_time = x.shape[0]
     if segment is None:
         segment = min(256, n_time)
-    segment = _positive_int("segment", segment, 2)
+    segment = python_int("welch", "segment", segment, 2)
     if segment > n_time:
         raise ValueError(
             f"welch: segment ({segment} samples) is longer than x ({n_time} samples)."
         )
-    overlap = segment // 2 if overlap is None else _positive_int("overlap", overlap, 0)
+    overlap = segment // 2 if overlap is None else python_int("welch", "overlap", overlap, 0)
     if overlap >= segment:
         raise ValueError(f"welch: overlap ({overlap}) must be < segment ({segment}).")
     fs = 1000.0 / float(period)
@@ -191,9 +187,8 @@ def peak_frequency(
     """
     freqs, psd = _check_spectrum("peak_frequency", freqs, psd)
     in_band = _band_mask("peak_frequency", freqs, band)
-    if temperature is not None and not isinstance(temperature, jax.core.Tracer):
-        if not float(temperature) > 0:
-            raise ValueError(f"peak_frequency: temperature must be > 0, got {temperature!r}.")
+    if temperature is not None:
+        check_positive("peak_frequency", "temperature", temperature)
     mask = _expand(in_band, psd)
     f = freqs.reshape(freqs.shape + (1,) * (psd.ndim - 1))
     if temperature is None:
