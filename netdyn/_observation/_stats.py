@@ -57,6 +57,13 @@ def upper_triangle(m: ArrayLike, k: int = 1) -> Float[Array, "*batch pairs"]:
     return m[..., rows, cols]
 
 
+def sliding_windows(x: Array, length: int, step: int) -> Array:
+    """``[windows, length, ...]``: the windows ``x[s : s + length]`` along the first axis,
+    starting every ``step`` samples (the incomplete last one dropped); one static gather."""
+    starts = np.arange(0, x.shape[0] - length + 1, step)
+    return x[starts[:, None] + np.arange(length)]
+
+
 def python_int(where: str, name: str, value, lowest: int) -> int:
     """``value`` as an ``int`` when it is a Python (or NumPy) integer ``>= lowest``, not a
     bool: sizes that fix array shapes must be concrete."""

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ._stats import as_time_nodes, upper_triangle
+from ._stats import as_time_nodes, sliding_windows, upper_triangle
 from .fc import fc
 
 
@@ -44,8 +44,7 @@ def fcd(x: ArrayLike, window: int, step: int) -> Float[Array, "windows windows"]
         raise ValueError(f"fcd: window must be in [2, time = {n_time}] samples, got {window}.")
     if step < 1:
         raise ValueError(f"fcd: step must be >= 1 sample, got {step}.")
-    starts = np.arange(0, n_time - window + 1, step)
-    windows = x[starts[:, None] + np.arange(window)]  # [windows, window, nodes]
+    windows = sliding_windows(x, window, step)  # [windows, window, nodes]
     pairs = upper_triangle(jax.vmap(fc)(windows), k=1)  # [windows, pairs]
     if pairs.shape[1] < 2:
         raise ValueError(f"fcd needs at least 3 nodes, got {x.shape[1]}.")

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ._stats import check_positive, python_int
+from ._stats import check_positive, python_int, sliding_windows
 
 _TINY = 1e-300
 
@@ -85,9 +85,7 @@ def welch(
         raise ValueError(f"welch: overlap ({overlap}) must be < segment ({segment}).")
     fs = 1000.0 / float(period)
 
-    stride = segment - overlap
-    starts = np.arange(0, n_time - segment + 1, stride)
-    segments = x[starts[:, None] + np.arange(segment)]  # [segments, N, ...]
+    segments = sliding_windows(x, segment, segment - overlap)  # [segments, N, ...]
     if detrend:
         segments = segments - jnp.mean(segments, axis=1, keepdims=True)
     n = np.arange(segment)
