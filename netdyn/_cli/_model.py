@@ -75,16 +75,12 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
 
 
 # Parameters outside the dynamics that --fit may name (always one value for all regions).
-_OUTSIDE = {"G": "coupling.G", "sigma": "noise.sigma"}
+_OUTSIDE = {"G": lambda m: m.coupling.G, "sigma": lambda m: m.noise.sigma}
 
 
 def _leaf(m: Network, name: str):
     """The parameter ``name`` (``G``, ``sigma`` or a field of the dynamics) of ``m``."""
-    if name == "G":
-        return m.coupling.G
-    if name == "sigma":
-        return m.noise.sigma
-    return getattr(m.dynamics, name)
+    return _OUTSIDE[name](m) if name in _OUTSIDE else getattr(m.dynamics, name)
 
 
 class Where(eqx.Module):
