@@ -54,8 +54,8 @@ def check_same_shape(name: str, x, ref_name: str, ref) -> None:
 
 
 def checked_weights(weights: Array, signed: bool) -> Array:
-    """Attach runtime checks: finite, and non-negative unless ``signed``."""
-    check_real("weights", weights)
+    """Attach runtime checks: finite, and non-negative unless ``signed`` (the graphs'
+    trace-time checks, run first in ``validate``, have refused complex values)."""
     weights = eqx.error_if(weights, ~jnp.all(jnp.isfinite(weights)), "weights contain NaN or inf.")
     if not signed:
         weights = eqx.error_if(
@@ -68,7 +68,6 @@ def checked_weights(weights: Array, signed: bool) -> Array:
 
 def checked_delays(delays: Array, max_delay: float) -> Array:
     """Attach runtime checks: finite, non-negative, and within ``max_delay``."""
-    check_real("delays", delays)
     delays = eqx.error_if(delays, ~jnp.all(jnp.isfinite(delays)), "delays contain NaN or inf.")
     delays = eqx.error_if(delays, jnp.any(delays < 0), "delays contain negative entries.")
     delays = eqx.error_if(
