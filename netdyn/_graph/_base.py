@@ -79,6 +79,27 @@ class AbstractDelayGraph(AbstractGraph):
         """Edge values ``x_j(t - d_ij)`` read from the history buffer."""
 
 
+class AbstractBatchMinorGraph(AbstractDelayGraph):
+    """A delay graph that can read the histories of a batch of networks at once.
+
+    ``jax.vmap`` over ``simulate`` (a sweep over G, noise realisations) runs a time loop
+    whose arrays carry the batch on their *last* axis when the graph (weights, delays) is
+    shared by the batch: every delayed read then fetches one contiguous run of ``B``
+    values per edge, instead of ``B`` values one history apart (``vmap``'s leading batch
+    axis), and the weighted sum becomes a product with the shared weights.
+    """
+
+    @abc.abstractmethod
+    def delayed_source_values_batched(
+        self, window: Float[Array, "rows nodes k batch"], index: DelayIndex
+    ) -> Float[Array, "k ... batch"]:
+        """``delayed_source_values`` of every member of the batch (batch last)."""
+
+    @abc.abstractmethod
+    def weighted_sum_batched(self, v: Float[Array, "m ... batch"]) -> Float[Array, "m nodes batch"]:
+        """``weighted_sum`` of every member of the batch (batch last)."""
+
+
 def delays_from_lengths(lengths: ArrayLike, speed: float | Scalar):
     """Delays (ms) ``d = L / v`` of tract lengths ``L`` (mm) at conduction speed ``v``
     (mm/ms), the ``from_lengths`` constructors' conversion.

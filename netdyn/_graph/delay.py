@@ -8,7 +8,7 @@ from jaxtyping import Array, ArrayLike, Float
 from .._custom_types import History, Matrix, Scalar
 from . import _dense_ops
 from ._base import (
-    AbstractDelayGraph,
+    AbstractBatchMinorGraph,
     AbstractGraph,
     DelayIndex,
     Interpolation,
@@ -25,7 +25,7 @@ from ._checks import (
 from ._dense_layout import AbstractDenseGraph
 
 
-class DelayGraph(AbstractDenseGraph, AbstractDelayGraph):
+class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
     """A dense weighted graph with conduction delays, both ``[target, source]``.
 
     The delayed coupling input of node ``i`` reads the state of node ``j`` at
@@ -85,6 +85,16 @@ class DelayGraph(AbstractDenseGraph, AbstractDelayGraph):
         self, buffer: History, index: DelayIndex
     ) -> Float[Array, "k nodes nodes"]:
         return _dense_ops.delayed_source_values(buffer, index)
+
+    def delayed_source_values_batched(
+        self, window: Float[Array, "rows nodes k batch"], index: DelayIndex
+    ) -> Float[Array, "k nodes nodes batch"]:
+        return _dense_ops.delayed_source_values_batched(window, index)
+
+    def weighted_sum_batched(
+        self, v: Float[Array, "m ... batch"]
+    ) -> Float[Array, "m nodes batch"]:
+        return _dense_ops.weighted_sum_batched(self.weights, v)
 
     def validate(self) -> "AbstractGraph":
         self.__check_init__()

@@ -1,7 +1,6 @@
 """The coupling input of a step: every coupling of the network read through its graph."""
 
-import dataclasses
-
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -9,8 +8,7 @@ from .._graph._base import AbstractGraph, DelayIndex
 from ._rows import take_rows
 
 
-@dataclasses.dataclass(frozen=True)
-class CouplingTerms:
+class CouplingTerms(eqx.Module):
     """The couplings of a network on its graph, for one run.
 
     A coupling ``c`` contributes ``post(sum_j W[i, j] pre(x_i, x_j))`` where ``x`` are the
@@ -23,9 +21,9 @@ class CouplingTerms:
     graph: AbstractGraph
     delayed: tuple
     instantaneous: tuple
-    cvar: tuple[int, ...]
+    cvar: tuple[int, ...] = eqx.field(static=True)
     indices: tuple[DelayIndex, ...]
-    shape: tuple[int, int]
+    shape: tuple[int, int] = eqx.field(static=True)
 
     def _term(self, c, xi, xj):
         return c.post(self.graph.weighted_sum(c.pre(xi, xj)))

@@ -1,8 +1,8 @@
 """The monitors of a run: which rows each one sees, when each one emits, and its samples."""
 
-import dataclasses
 import math
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +13,7 @@ from ._arguments import TimeGrid, whole_steps
 from ._rows import take_rows
 
 
-@dataclasses.dataclass(frozen=True)
-class MonitorSchedule:
+class MonitorSchedule(eqx.Module):
     """Monitors with their state rows and periods (in steps) for one time grid.
 
     The loop emits every ``every = gcd(periods)`` steps; a monitor whose period is a
@@ -23,10 +22,10 @@ class MonitorSchedule:
     """
 
     monitors: dict[str, AbstractMonitor]
-    rows: dict[str, tuple[int, ...]]
-    periods: dict[str, int]
-    every: int
-    n_steps: int
+    rows: dict[str, tuple[int, ...]] = eqx.field(static=True)
+    periods: dict[str, int] = eqx.field(static=True)
+    every: int = eqx.field(static=True)
+    n_steps: int = eqx.field(static=True)
 
     @classmethod
     def build(cls, monitors, state_names, grid: TimeGrid) -> "MonitorSchedule":

@@ -1,5 +1,8 @@
 """One step of the time loop, and the emission of monitor samples between steps."""
 
+from typing import Any
+
+import equinox as eqx
 import jax
 from jax.ad_checkpoint import checkpoint_name
 
@@ -23,15 +26,39 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
     tagged with ``checkpoint_name`` (``"coupling"``, ``"state"``, ``"history"``,
     ``"monitor"``) for ``Policy`` strategies.
     """
+    advance = make_advance(network, solver, terms, key=key, t0=t0, dt=dt, step0=step0,
+                           dtype=dtype, stimuli=stimuli)
+
+    def step(carry: SimulationState) -> SimulationState:
+        y, buf, i = carry.y, carry.buffer, carry.step
+        c_delayed = terms.delayed_input(y, buf)
+        if c_delayed is not None:
+            c_delayed = checkpoint_name(c_delayed, "coupling")
+        # Materialised once: monitors broadcast the new state over their rows (HrfBold's
+        # pending samples), which otherwise recomputes the solver stages once per row.
+        y1 = checkpoint_name(materialised(advance(y, i, c_delayed), i), "state")
+        if buf is not None:
+            buf = checkpoint_name(_buffer.push(buf, take_rows(y1, terms.cvar)), "history")
+        monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt), "monitor")
+        return SimulationState(y1, buf, i + 1, monitors)
+
+    return step
+
+
+def make_advance(network, solver, terms: CouplingTerms, *, key, t0: float, dt: float,
+                 step0, dtype, stimuli: StimulusTerms | None = None, remat: bool = True):
+    """``advance(y, step, delayed_input) -> y1``: the solver step of the network once the
+    delayed coupling input is read (noise, instantaneous couplings, stimuli, stages).
+
+    Written for one network; the batched time loop (``_batched``) runs it under ``vmap``
+    with ``remat=False`` (it is never differentiated, and ``jax.checkpoint`` under
+    ``vmap`` moves the batch to the leading axis).
+    """
     dynamics, noise = network.dynamics, network.noise
     noise_rows = () if noise is None else noise.rows(dynamics.state_names)
     clip = lambda y: clip_to_bounds(dynamics, y)  # noqa: E731
 
-    # The solver stages are node-wise and cheap next to the delayed gather: recomputing
-    # them in the backward pass keeps the per-step residuals to the step's inputs (state,
-    # delayed coupling input, noise term) instead of every intermediate of every stage.
-    @jax.checkpoint
-    def advance(t, y, c_delayed, noise_term):
+    def stages(t, y, c_delayed, noise_term):
         def drift(t, y):
             dy = dynamics.vector_field(t, y, terms.input(y, c_delayed, dtype))
             # Stimuli are read at the stage's own time, like the instantaneous couplings.
@@ -39,25 +66,53 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
 
         return solver.step(drift, t, y, dt, noise_term, clip)
 
-    def step(carry: SimulationState) -> SimulationState:
-        y, buf, i = carry.y, carry.buffer, carry.step
+    if remat:
+        # The solver stages are node-wise and cheap next to the delayed gather:
+        # recomputing them in the backward pass keeps the per-step residuals to the
+        # step's inputs (state, delayed coupling input, noise term) instead of every
+        # intermediate of every stage.
+        stages = jax.checkpoint(stages)
+
+    def advance(y, i, c_delayed):
         t = t0 + (i - step0).astype(dtype) * dt
-        c_delayed = terms.delayed_input(y, buf)
-        if c_delayed is not None:
-            c_delayed = checkpoint_name(c_delayed, "coupling")
         noise_term = None
         if noise is not None:
             noise_term = noise.increment(key, i, y, dt, noise_rows)
-        # Materialised once: monitors broadcast the new state over their rows (HrfBold's
-        # pending samples), which otherwise recomputes the solver stages once per row.
-        y1 = materialised(advance(t, y, c_delayed, noise_term), i)
-        y1 = checkpoint_name(y1, "state")
-        if buf is not None:
-            buf = checkpoint_name(_buffer.push(buf, take_rows(y1, terms.cvar)), "history")
-        monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt), "monitor")
-        return SimulationState(y1, buf, i + 1, monitors)
+        return stages(t, y, c_delayed, noise_term)
 
-    return step
+    return advance
+
+
+class LoopParts(eqx.Module):
+    """Everything the time loop of one run reads, as one pytree (``_loop``'s boundary
+    passes its arrays explicitly, as ``custom_vmap`` and ``custom_jvp`` require)."""
+
+    network: Any
+    solver: Any
+    terms: CouplingTerms
+    schedule: MonitorSchedule
+    stimuli: StimulusTerms | None
+    key: Any
+    step0: Any
+    t0: float = eqx.field(static=True)
+    dt: float = eqx.field(static=True)
+    dtype: Any = eqx.field(static=True)
+
+    def advance(self, remat: bool = True):
+        """``make_advance`` for these parts."""
+        return make_advance(self.network, self.solver, self.terms, key=self.key, t0=self.t0,
+                            dt=self.dt, step0=self.step0, dtype=self.dtype,
+                            stimuli=self.stimuli, remat=remat)
+
+    def step(self):
+        """``make_step`` for these parts."""
+        return make_step(self.network, self.solver, self.terms, self.schedule,
+                         key=self.key, t0=self.t0, dt=self.dt, step0=self.step0,
+                         dtype=self.dtype, stimuli=self.stimuli)
+
+    def emit(self):
+        """``make_emit`` for these parts."""
+        return make_emit(self.schedule, step0=self.step0, dt=self.dt)
 
 
 def make_emit(schedule: MonitorSchedule, *, step0, dt: float):

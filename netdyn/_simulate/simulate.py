@@ -19,10 +19,12 @@ from ._arguments import (
     split_couplings,
     time_grid,
 )
+from ._batched import make_batched_rule
 from ._couplings import CouplingTerms
 from ._initial import initial
+from ._loop import boundary_loop
 from ._schedule import MonitorSchedule
-from ._step import make_emit, make_step
+from ._step import LoopParts
 
 
 @checked_arguments
@@ -97,15 +99,24 @@ def simulate(
 
     stimuli = StimulusTerms.build(network.stimulus, dynamics.state_names, graph.n_nodes)
 
-    step = make_step(network, solver, terms, schedule, key=key, t0=grid.t0, dt=grid.dt,
-                     step0=start.step0, dtype=dtype, stimuli=stimuli)
-    emit = make_emit(schedule, step0=start.step0, dt=grid.dt)
+    parts = LoopParts(network, solver, terms, schedule, stimuli, key, start.step0,
+                      grid.t0, grid.dt, dtype)
     carry = SimulationState(
         start.y0, start.buffer, start.step0, schedule.init(start.y0, grid.dt, start.monitors)
     )
-    final, stacked = solver.remat.loop(step, emit, carry, grid.n_steps, schedule.every)
+    n_steps, every = grid.n_steps, schedule.every
+
+    def plain(parts, carry):
+        final, stacked = parts.solver.remat.loop(parts.step(), parts.emit(), carry, n_steps,
+                                                 every)
+        # Not the step counter: see ``_loop``.
+        return (final.y, final.buffer, final.monitors), stacked
+
+    (y, buffer, monitor_states), stacked = boundary_loop(
+        plain, make_batched_rule(n_steps, every), parts, carry
+    )
     ys, ts = schedule.collect(stacked, grid, not start.continuation, dtype)
-    final = SimulationState(final.y, final.buffer, final.step, final.monitors,
+    final = SimulationState(y, buffer, start.step0 + n_steps, monitor_states,
                             jnp.asarray(grid.t1, dtype))
     return Solution(ys, ts, final)
 

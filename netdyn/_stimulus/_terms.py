@@ -1,7 +1,6 @@
 """The stimuli of a network, checked once and added to the drift at every solver stage."""
 
-import dataclasses
-
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -10,8 +9,7 @@ from .._custom_types import Scalar, State
 from ._base import AbstractStimulus, check_stimuli
 
 
-@dataclasses.dataclass(frozen=True)
-class StimulusTerms:
+class StimulusTerms(eqx.Module):
     """The stimuli of one run and the state rows they drive.
 
     Built by ``simulate`` at trace time (``build`` checks the variables and shapes, and
@@ -20,7 +18,7 @@ class StimulusTerms:
     """
 
     stimuli: tuple[AbstractStimulus, ...]
-    rows: tuple[int, ...]
+    rows: tuple[int, ...] = eqx.field(static=True)
     # Each stimulus's spatial pattern, built once: it does not change along the run, and
     # every solver stage of every step reads it. In the default float type (float64 with
     # x64), whose cast to the state's type gives what ``pattern(n_nodes, state dtype)``

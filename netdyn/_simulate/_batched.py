@@ -1,0 +1,146 @@
+"""The time loop of a batch of networks that share their graph (``simulate`` under
+``jax.vmap``), with the batch on the trailing axis of every array of the loop.
+
+Why: under a plain ``vmap`` the history buffer is ``[batch, rows, nodes, k]``, so each
+delayed read fetches ``B`` values ``rows * nodes`` apart, and rolling the buffer copies
+all ``B`` histories every step. With the batch last, an edge reads ``B`` contiguous
+values, the weighted sum is one product with the shared weights, and a ring buffer
+(``_buffer.ring_*``; this loop is never differentiated) writes one row per step. The
+per-network parts of a step (couplings' ``pre`` and ``post``, noise, solver, monitors)
+run under ``jax.vmap`` over that trailing axis, so every model works unchanged.
+
+Measured on CPU (``benchmarks/batch.md``): ... see there.
+"""
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .._graph._base import AbstractBatchMinorGraph
+from .._materialise import materialised
+from .._remat._schedule import resolve_unroll, time_loop
+from . import _buffer
+from ._loop import Flat
+from ._rows import take_rows
+
+
+class _Carry(NamedTuple):
+    """The batched loop's carry: ``SimulationState``'s fields with the batch added (first
+    on ``y`` and the monitors' states, last on the ring buffer)."""
+
+    y: Any
+    buffer: Any
+    step: Any
+    monitors: Any
+
+
+def _batched_under(paths, flags, *names) -> bool:
+    return any(b for path, b in zip(paths, flags) if path[: len(names)] == names)
+
+
+def batch_minor_applies(parts, paths, part_flags, carry_flags) -> bool:
+    """Whether the batch can run batch-last: delayed couplings on a graph that reads
+    batches (``AbstractBatchMinorGraph``), whose arrays and read positions the batch
+    shares, and one step counter for the whole batch."""
+    return (
+        bool(parts.terms.delayed)
+        and isinstance(parts.terms.graph, AbstractBatchMinorGraph)
+        and not _batched_under(paths, part_flags, "terms", "graph")
+        and not _batched_under(paths, part_flags, "terms", "indices")
+        and not carry_flags.step
+    )
+
+
+def make_batched_rule(n_steps: int, every: int):
+    """The ``vmap`` rule of ``_loop.boundary_loop`` for a run of ``n_steps`` steps that
+    emits every ``every``."""
+
+    def rule(axis_size, in_batched, leaves, c_leaves, flat: Flat):
+        b_leaves, b_c_leaves = in_batched
+        parts, carry = flat.parts(leaves), flat.carry(c_leaves)
+        carry_flags = flat.carry(b_c_leaves)
+        if axis_size == 1 or not batch_minor_applies(parts, flat.paths, b_leaves, carry_flags):
+            axes = ([0 if b else None for b in b_leaves], [0 if b else None for b in b_c_leaves])
+            out = jax.vmap(flat.plain, in_axes=axes)(leaves, c_leaves)
+            return out, jax.tree.map(lambda _: True, out)
+        return _batch_minor(axis_size, b_leaves, leaves, parts, carry, carry_flags, flat,
+                            n_steps, every)
+
+    return rule
+
+
+def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
+                 n_steps: int, every: int):
+    leaf_axes = [0 if b else None for b in b_leaves]
+
+    def member(fn, axis: int, out_axes=None):
+        """``fn(parts, *xs)`` for every member of the batch: the parts' batched leaves split
+        on their leading axis, ``xs`` and the outputs on ``axis`` (or ``out_axes``)."""
+
+        def one(lv, *xs):
+            return fn(flat.parts(lv), *xs)
+
+        def run(*xs):
+            in_axes = (leaf_axes,) + (axis,) * len(xs)
+            out = axis if out_axes is None else out_axes
+            return jax.vmap(one, in_axes=in_axes, out_axes=out)(leaves, *xs)
+
+        return run
+
+    def lead(x, batched):
+        return x if batched else jnp.broadcast_to(x, (size,) + jnp.shape(x))
+
+    terms = parts.terms
+    graph, cvar = terms.graph, terms.cvar
+
+    # Edge arrays ([k, nodes, nodes, batch]: the reads, the couplings' ``pre``, the
+    # weighted sum) keep the batch last. The node-wise rest of the step keeps it first, as
+    # a plain ``vmap`` does: its batching rules (``concatenate``, ``cond``, ``checkpoint``)
+    # move the batch to the front, which would transpose every state array twice a step.
+    # Only ``[nodes, batch]``-sized arrays change sides.
+    def delayed_input(y, window):
+        x = take_rows(jnp.moveaxis(y, 0, -1), cvar)  # [k, nodes, B]
+        xi = member(lambda p, x: graph.target_values(x), -1)(x)
+        total = None
+        for n, index in enumerate(terms.indices):
+            xj = graph.delayed_source_values_batched(window, index)
+            v = member(lambda p, xi, xj, n=n: p.terms.delayed[n].pre(xi, xj), -1)(xi, xj)
+            s = graph.weighted_sum_batched(v)
+            term = member(lambda p, s, n=n: p.terms.delayed[n].post(s), -1)(s)
+            # Left to right, as ``CouplingTerms.delayed_input``.
+            total = term if total is None else total + term
+        return jnp.moveaxis(total, -1, 0)
+
+    def step(c: _Carry) -> _Carry:
+        # Transposed into memory once: fused into the solver stages, the batch-last sums
+        # would be read with a stride of ``batch`` at every stage.
+        c_delayed = materialised(delayed_input(c.y, _buffer.ring_window(c.buffer, c.step)),
+                                 c.step)
+        y1 = member(lambda p, y, cd: p.advance(remat=False)(y, c.step, cd), 0)(c.y, c_delayed)
+        y1 = materialised(y1, c.step)
+        monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt), 0)(c.monitors, y1)
+        row = jnp.moveaxis(take_rows(jnp.moveaxis(y1, 0, -1), cvar), 0, 1)  # [nodes, k, B]
+        ring = _buffer.ring_push(c.buffer, c.step, row)
+        return _Carry(y1, ring, c.step + 1, monitors)
+
+    def emit(c: _Carry):
+        monitors, samples = member(
+            lambda p, m: p.schedule.emit(m, c.step - p.step0, p.dt), 0
+        )(c.monitors)
+        return _Carry(c.y, c.buffer, c.step, monitors), samples
+
+    buffer = jnp.moveaxis(lead(carry.buffer, carry_flags.buffer), 0, -1)
+    start = _Carry(
+        lead(carry.y, carry_flags.y),
+        _buffer.ring_from_rolled(buffer, carry.step),
+        carry.step,
+        jax.tree.map(lead, carry.monitors, carry_flags.monitors),
+    )
+    unroll = resolve_unroll(parts.solver.remat.unroll)
+    final, stacked = time_loop(step, emit, start, n_steps, every, (), lambda f: f, unroll)
+    buffer = jnp.moveaxis(_buffer.ring_window(final.buffer, final.step), -1, 0)
+    # Stacked ``[samples, batch, ...]``; everything batch-leading (see ``_loop``).
+    stacked = jax.tree.map(lambda x: jnp.moveaxis(x, 1, 0), stacked)
+    out = ((final.y, buffer, final.monitors), stacked)
+    return out, jax.tree.map(lambda _: True, out)
