@@ -27,11 +27,14 @@ from ._rows import take_rows
 
 class _Carry(NamedTuple):
     """The batched loop's carry: ``SimulationState``'s fields with the batch added (first
-    on ``y`` and the monitors' states, last on the ring buffer)."""
+    on ``y``, the monitors' states and a batched step counter, last on the ring buffer),
+    and ``local``, the steps taken in this run, which places the ring's window (the same
+    for the whole batch, whatever each member's global step)."""
 
     y: Any
     buffer: Any
     step: Any
+    local: Any
     monitors: Any
 
 
@@ -42,13 +45,12 @@ def _batched_under(paths, flags, *names) -> bool:
 def batch_minor_applies(parts, paths, part_flags, carry_flags) -> bool:
     """Whether the batch can run batch-last: delayed couplings on a graph that reads
     batches (``AbstractBatchMinorGraph``), whose arrays and read positions the batch
-    shares, and one step counter for the whole batch."""
+    shares."""
     return (
         bool(parts.terms.delayed)
         and isinstance(parts.terms.graph, AbstractBatchMinorGraph)
         and not _batched_under(paths, part_flags, "terms", "graph")
         and not _batched_under(paths, part_flags, "terms", "indices")
-        and not carry_flags.step
     )
 
 
@@ -74,17 +76,15 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
                  n_steps: int, every: int):
     leaf_axes = [0 if b else None for b in b_leaves]
 
-    def member(fn, axis: int, out_axes=None):
+    def member(fn, axes, out_axes):
         """``fn(parts, *xs)`` for every member of the batch: the parts' batched leaves split
-        on their leading axis, ``xs`` and the outputs on ``axis`` (or ``out_axes``)."""
+        on their leading axis, ``xs`` on ``axes`` (one per x), the outputs on ``out_axes``."""
 
         def one(lv, *xs):
             return fn(flat.parts(lv), *xs)
 
         def run(*xs):
-            in_axes = (leaf_axes,) + (axis,) * len(xs)
-            out = axis if out_axes is None else out_axes
-            return jax.vmap(one, in_axes=in_axes, out_axes=out)(leaves, *xs)
+            return jax.vmap(one, in_axes=(leaf_axes, *axes), out_axes=out_axes)(leaves, *xs)
 
         return run
 
@@ -101,45 +101,55 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
     # Only ``[nodes, batch]``-sized arrays change sides.
     def delayed_input(y, window):
         x = take_rows(jnp.moveaxis(y, 0, -1), cvar)  # [k, nodes, B]
-        xi = member(lambda p, x: graph.target_values(x), -1)(x)
+        xi = jax.vmap(graph.target_values, in_axes=-1, out_axes=-1)(x)
         total = None
         for n, index in enumerate(terms.indices):
             xj = graph.delayed_source_values_batched(window, index)
-            v = member(lambda p, xi, xj, n=n: p.terms.delayed[n].pre(xi, xj), -1)(xi, xj)
+            v = member(lambda p, xi, xj, n=n: p.terms.delayed[n].pre(xi, xj), (-1, -1), -1)(
+                xi, xj
+            )
             s = graph.weighted_sum_batched(v)
-            term = member(lambda p, s, n=n: p.terms.delayed[n].post(s), -1)(s)
+            term = member(lambda p, s, n=n: p.terms.delayed[n].post(s), (-1,), -1)(s)
             # Left to right, as ``CouplingTerms.delayed_input``.
             total = term if total is None else total + term
         return jnp.moveaxis(total, -1, 0)
 
+    step_axis = 0 if carry_flags.step else None
+
     def step(c: _Carry) -> _Carry:
         # Transposed into memory once: fused into the solver stages, the batch-last sums
         # would be read with a stride of ``batch`` at every stage.
-        c_delayed = materialised(delayed_input(c.y, _buffer.ring_window(c.buffer, c.step)),
-                                 c.step)
-        y1 = member(lambda p, y, cd: p.advance(remat=False)(y, c.step, cd), 0)(c.y, c_delayed)
-        y1 = materialised(y1, c.step)
-        monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt), 0)(c.monitors, y1)
+        window = _buffer.ring_window(c.buffer, c.local)
+        c_delayed = materialised(delayed_input(c.y, window), c.local)
+        y1 = member(lambda p, y, i, cd: p.advance(remat=False)(y, i, cd), (0, step_axis, 0), 0)(
+            c.y, c.step, c_delayed
+        )
+        y1 = materialised(y1, c.local)
+        monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt), (0, 0), 0)(
+            c.monitors, y1
+        )
         row = jnp.moveaxis(take_rows(jnp.moveaxis(y1, 0, -1), cvar), 0, 1)  # [nodes, k, B]
-        ring = _buffer.ring_push(c.buffer, c.step, row)
-        return _Carry(y1, ring, c.step + 1, monitors)
+        ring = _buffer.ring_push(c.buffer, c.local, row)
+        return _Carry(y1, ring, c.step + 1, c.local + 1, monitors)
 
     def emit(c: _Carry):
-        monitors, samples = member(
-            lambda p, m: p.schedule.emit(m, c.step - p.step0, p.dt), 0
-        )(c.monitors)
-        return _Carry(c.y, c.buffer, c.step, monitors), samples
+        monitors, samples = member(lambda p, m: p.schedule.emit(m, c.local, p.dt), (0,), 0)(
+            c.monitors
+        )
+        return c._replace(monitors=monitors), samples
 
     buffer = jnp.moveaxis(lead(carry.buffer, carry_flags.buffer), 0, -1)
+    local = jnp.zeros((), jnp.int32)
     start = _Carry(
         lead(carry.y, carry_flags.y),
-        _buffer.ring_from_rolled(buffer, carry.step),
+        _buffer.ring_from_rolled(buffer, local),
         carry.step,
+        local,
         jax.tree.map(lead, carry.monitors, carry_flags.monitors),
     )
     unroll = resolve_unroll(parts.solver.remat.unroll)
     final, stacked = time_loop(step, emit, start, n_steps, every, (), lambda f: f, unroll)
-    buffer = jnp.moveaxis(_buffer.ring_window(final.buffer, final.step), -1, 0)
+    buffer = jnp.moveaxis(_buffer.ring_window(final.buffer, final.local), -1, 0)
     # Stacked ``[samples, batch, ...]``; everything batch-leading (see ``_loop``).
     stacked = jax.tree.map(lambda x: jnp.moveaxis(x, 1, 0), stacked)
     out = ((final.y, buffer, final.monitors), stacked)

@@ -1,0 +1,200 @@
+"""``simulate`` under ``jax.vmap``: the batch-last time loop that runs when the batch
+shares its graph, against a NumPy loop for every member (couplings, delays), and against
+single runs (noise, monitors, stimuli, continuation, derivatives). The single runs are
+themselves checked against NumPy oracles in ``test_coupling.py`` and ``test_simulate.py``.
+"""
+
+import dataclasses
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import toy_networks as toy
+from coupling_oracle import oracle, relax1_np, relax2_np
+from helpers import ALL_COUPLINGS
+from toy_networks import DT
+
+import netdyn as nd
+from netdyn._simulate import _batched
+
+N_STEPS = 30
+# The parameter each delayed coupling is swept over.
+SWEPT = {
+    nd.DelayedLinear: "G",
+    nd.DelayedDifference: "G",
+    nd.DelayedSigmoidal: "cmax",
+    nd.DelayedSigmoidalJansenRit: "G",
+    nd.DelayedKuramotoSine: "G",
+}
+
+
+@pytest.fixture
+def batch_last_runs(monkeypatch):
+    """The number of traced batch-last loops (the vmap rule's fast path)."""
+    runs = []
+    original = _batched._batch_minor
+
+    def spy(*args, **kwargs):
+        runs.append(args[0])  # the batch size
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_batched, "_batch_minor", spy)
+    return runs
+
+
+def _delayed_cases():
+    for c in ALL_COUPLINGS:
+        if isinstance(c, nd.AbstractDelayedCoupling):
+            for interp in ("nearest", "linear"):
+                yield pytest.param(c, interp, id=f"{type(c).__name__}-{interp}")
+
+
+@pytest.mark.parametrize("coupling,interpolation", list(_delayed_cases()))
+def test_every_member_matches_the_numpy_oracle(coupling, interpolation, batch_last_runs):
+    weights, delays = toy.connectome()
+    n = weights.shape[0]
+    coupling = dataclasses.replace(coupling, interpolation=interpolation)
+    name = SWEPT[type(coupling)]
+    values = float(getattr(coupling, name)) * np.array([0.6, 1.0, 1.3, 1.7])
+    jr = toy.is_jansen_rit(coupling)
+    net = nd.Network(toy.Relax1() if jr else toy.Relax2(), coupling,
+                     toy.graph("dense", weights, delays))
+    history = jnp.asarray(toy.random_history(int(delays.max() / DT) + 4, n))
+
+    def run(value):
+        edited = eqx.tree_at(lambda m: getattr(m.coupling, name), net, value)
+        return nd.simulate(edited, nd.Euler(), t0=0.0, t1=N_STEPS * DT, dt=DT,
+                           monitors={"raw": nd.Raw()}, history=history)["raw"]
+
+    got = np.asarray(jax.vmap(run)(jnp.asarray(values)))
+    assert batch_last_runs == [len(values)]
+    for k, value in enumerate(values):
+        member = dataclasses.replace(coupling, **{name: value})
+        want = oracle(member, weights, delays, np.asarray(history), N_STEPS, DT,
+                      relax1_np if jr else relax2_np)
+        np.testing.assert_allclose(got[k], want, rtol=0, atol=1e-12)
+    assert np.abs(got[0] - got[-1]).max() > 1e-3  # the swept parameter matters
+
+
+def _rww(n=6, seed=0):
+    rng = np.random.default_rng(seed)
+    weights = rng.random((n, n)) * (rng.random((n, n)) < 0.7)
+    np.fill_diagonal(weights, 0.0)
+    lengths = rng.uniform(5.0, 40.0, (n, n))
+    return nd.Network(
+        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
+        coupling=nd.DelayedLinear(G=0.5),
+        graph=nd.DelayGraph.from_lengths(weights, lengths, speed=4.0),
+        noise=nd.AdditiveNoise(sigma=0.01),
+    )
+
+
+MONITORS = {
+    "raw": nd.Raw(period=2.0),
+    "tavg": nd.TemporalAverage(period=10.0),
+    "hrf": nd.HrfBold(period=20.0, variables="S"),
+    "bold": nd.Bold(period=20.0, variables="S"),
+}
+
+
+def _assert_close(a, b):
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-11, atol=1e-13)
+
+
+def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_runs):
+    net = _rww()
+    Gs = jnp.array([0.2, 0.5, 0.9])
+    keys = jax.random.split(getkey(), 3)
+
+    def run(G, key, t0, t1, history=None):
+        edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
+        return nd.simulate(edited, nd.Heun(), t0=t0, t1=t1, dt=0.5, monitors=MONITORS,
+                           key=key, history=history)
+
+    first = jax.vmap(lambda G, k: run(G, k, 0.0, 60.0))(Gs, keys)
+    second = jax.vmap(lambda G, k, h: run(G, k, 60.0, 120.0, h))(Gs, keys, first.final)
+    assert batch_last_runs == [3, 3]  # the continuation stays on the batch-last loop
+    for b in range(3):
+        one = run(Gs[b], keys[b], 0.0, 60.0)
+        pick = lambda tree, b=b: jax.tree.map(lambda x: x[b], tree)  # noqa: E731
+        _assert_close(pick(first.ys), one.ys)
+        _assert_close(pick(first.final), one.final)
+        two = run(Gs[b], keys[b], 60.0, 120.0, one.final)
+        _assert_close(pick(second.ys), two.ys)
+        _assert_close(pick(second.final), two.final)
+    np.testing.assert_array_equal(second.final.step, np.full(3, 240))
+    assert np.abs(first["raw"][0] - first["raw"][2]).max() > 1e-3
+
+
+def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_last_runs):
+    net = _rww(n=5, seed=1)
+    stim = nd.PulseTrain("S", amplitude=0.05, onset=5.0, width=3.0, period=10.0,
+                         n_pulses=3, regions=(0, 2))
+    net = eqx.tree_at(lambda m: m.stimulus, net, stim, is_leaf=lambda x: x is None)
+    key = getkey()
+    histories = jax.random.uniform(getkey(), (4, 1, 5), minval=0.1, maxval=0.6)
+    amplitudes = jnp.array([0.0, 0.05, 0.1, 0.2])
+    solver = nd.RK4(remat=nd.Uniform(7, unroll=3))
+
+    def run(history, amplitude):
+        edited = eqx.tree_at(lambda m: m.stimulus.amplitude, net, amplitude)
+        return nd.simulate(edited, solver, t0=0.0, t1=40.0, dt=0.5, key=key,
+                           monitors={"raw": nd.Raw()}, history=history)
+
+    got = jax.vmap(run)(histories, amplitudes)
+    assert batch_last_runs == [4]
+    for b in range(4):
+        _assert_close(jax.tree.map(lambda x: x[b], got.ys), run(histories[b], amplitudes[b]).ys)
+
+
+def test_a_batched_graph_or_a_sparse_graph_runs_the_plain_vmap(getkey, batch_last_runs):
+    net, key = _rww(n=5), getkey()
+    scales = jnp.array([0.5, 1.0, 2.0])
+
+    def run(network):
+        return nd.simulate(network, nd.Heun(), t0=0.0, t1=30.0, dt=1.0, key=key,
+                           monitors={"raw": nd.Raw()})["raw"]
+
+    def scaled(s, network=net):
+        return run(eqx.tree_at(lambda m: m.graph.weights, network, s * network.graph.weights))
+
+    got = jax.vmap(scaled)(scales)
+    sparse = eqx.tree_at(
+        lambda m: m.graph, net,
+        nd.SparseDelayGraph.from_dense(np.asarray(net.graph.weights),
+                                       np.asarray(net.graph.delays)),
+    )
+    got_sparse = jax.vmap(lambda G: run(eqx.tree_at(lambda m: m.coupling.G, sparse, G)))(scales)
+    assert batch_last_runs == []
+    for b, s in enumerate(scales):
+        np.testing.assert_allclose(got[b], scaled(s), rtol=1e-12, atol=1e-14)
+        one = run(eqx.tree_at(lambda m: m.coupling.G, sparse, s))
+        np.testing.assert_allclose(got_sparse[b], one, rtol=1e-12, atol=1e-14)
+
+
+def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
+    net, key = _rww(n=5), getkey()
+    Gs = jnp.array([0.3, 0.6, 0.9])
+
+    def loss(G):
+        edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
+        sol = nd.simulate(edited, nd.Heun(remat=nd.Uniform(10)), t0=0.0, t1=40.0, dt=1.0,
+                          key=key, monitors={"tavg": nd.TemporalAverage(period=10.0)})
+        return jnp.sum(sol["tavg"] ** 2)
+
+    singles = np.array([float(jax.grad(loss)(G)) for G in Gs])
+    eps = 1e-6
+    fd = np.array([(loss(G + eps) - loss(G - eps)) / (2 * eps) for G in Gs])
+    np.testing.assert_allclose(singles, fd, rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(jax.grad(loss))(Gs), singles, rtol=1e-12)
+    # The derivative of a batched run: reverse and forward mode.
+    scale = jax.grad(lambda s: jnp.sum(jax.vmap(loss)(s * Gs)))(1.0)
+    np.testing.assert_allclose(scale, np.sum(singles * np.asarray(Gs)), rtol=1e-12)
+    _, tangent = jax.jvp(lambda s: jax.vmap(loss)(s * Gs), (1.0,), (1.0,))
+    np.testing.assert_allclose(tangent, singles * np.asarray(Gs), rtol=1e-12)
+    # The forward value of a batch that is not differentiated takes the batch-last loop.
+    np.testing.assert_allclose(jax.vmap(loss)(Gs), [loss(G) for G in Gs], rtol=1e-12)
+    assert batch_last_runs == [3]
