@@ -57,7 +57,7 @@ def test_every_member_matches_the_numpy_oracle(coupling, interpolation, batch_la
     n = weights.shape[0]
     coupling = dataclasses.replace(coupling, interpolation=interpolation)
     name = SWEPT[type(coupling)]
-    values = float(getattr(coupling, name)) * np.array([0.6, 1.0, 1.3, 1.7])
+    values = float(getattr(coupling, name)) * np.linspace(0.6, 1.7, 8)
     jr = toy.is_jansen_rit(coupling)
     net = nd.Network(toy.Relax1() if jr else toy.Relax2(), coupling,
                      toy.graph("dense", weights, delays))
@@ -106,8 +106,8 @@ def _assert_close(a, b):
 
 def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_runs):
     net = _rww()
-    Gs = jnp.array([0.2, 0.5, 0.9])
-    keys = jax.random.split(getkey(), 3)
+    Gs = jnp.linspace(0.2, 0.9, 8)
+    keys = jax.random.split(getkey(), 8)
 
     def run(G, key, t0, t1, history=None):
         edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
@@ -116,8 +116,8 @@ def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_ru
 
     first = jax.vmap(lambda G, k: run(G, k, 0.0, 60.0))(Gs, keys)
     second = jax.vmap(lambda G, k, h: run(G, k, 60.0, 120.0, h))(Gs, keys, first.final)
-    assert batch_last_runs == [3, 3]  # the continuation stays on the batch-last loop
-    for b in range(3):
+    assert batch_last_runs == [8, 8]  # the continuation stays on the batch-last loop
+    for b in range(8):
         one = run(Gs[b], keys[b], 0.0, 60.0)
         pick = lambda tree, b=b: jax.tree.map(lambda x: x[b], tree)  # noqa: E731
         _assert_close(pick(first.ys), one.ys)
@@ -125,8 +125,8 @@ def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_ru
         two = run(Gs[b], keys[b], 60.0, 120.0, one.final)
         _assert_close(pick(second.ys), two.ys)
         _assert_close(pick(second.final), two.final)
-    np.testing.assert_array_equal(second.final.step, np.full(3, 240))
-    assert np.abs(first["raw"][0] - first["raw"][2]).max() > 1e-3
+    np.testing.assert_array_equal(second.final.step, np.full(8, 240))
+    assert np.abs(first["raw"][0] - first["raw"][-1]).max() > 1e-3
 
 
 def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_last_runs):
@@ -135,8 +135,8 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_la
                          n_pulses=3, regions=(0, 2))
     net = eqx.tree_at(lambda m: m.stimulus, net, stim, is_leaf=lambda x: x is None)
     key = getkey()
-    histories = jax.random.uniform(getkey(), (4, 1, 5), minval=0.1, maxval=0.6)
-    amplitudes = jnp.array([0.0, 0.05, 0.1, 0.2])
+    histories = jax.random.uniform(getkey(), (8, 1, 5), minval=0.1, maxval=0.6)
+    amplitudes = jnp.linspace(0.0, 0.2, 8)
     solver = nd.RK4(remat=nd.Uniform(7, unroll=3))
 
     def run(history, amplitude):
@@ -145,14 +145,16 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_la
                            monitors={"raw": nd.Raw()}, history=history)
 
     got = jax.vmap(run)(histories, amplitudes)
-    assert batch_last_runs == [4]
-    for b in range(4):
+    assert batch_last_runs == [8]
+    for b in range(8):
         _assert_close(jax.tree.map(lambda x: x[b], got.ys), run(histories[b], amplitudes[b]).ys)
 
 
-def test_a_batched_graph_or_a_sparse_graph_runs_the_plain_vmap(getkey, batch_last_runs):
+def test_a_batched_graph_a_sparse_graph_or_a_small_batch_runs_the_plain_vmap(
+    getkey, batch_last_runs
+):
     net, key = _rww(n=5), getkey()
-    scales = jnp.array([0.5, 1.0, 2.0])
+    scales = jnp.linspace(0.5, 2.0, 8)
 
     def run(network):
         return nd.simulate(network, nd.Heun(), t0=0.0, t1=30.0, dt=1.0, key=key,
@@ -168,7 +170,11 @@ def test_a_batched_graph_or_a_sparse_graph_runs_the_plain_vmap(getkey, batch_las
                                        np.asarray(net.graph.delays)),
     )
     got_sparse = jax.vmap(lambda G: run(eqx.tree_at(lambda m: m.coupling.G, sparse, G)))(scales)
+    small = jax.vmap(lambda G: run(eqx.tree_at(lambda m: m.coupling.G, net, G)))(scales[:4])
     assert batch_last_runs == []
+    for b in range(4):
+        one = run(eqx.tree_at(lambda m: m.coupling.G, net, scales[b]))
+        np.testing.assert_allclose(small[b], one, rtol=1e-12, atol=1e-14)
     for b, s in enumerate(scales):
         np.testing.assert_allclose(got[b], scaled(s), rtol=1e-12, atol=1e-14)
         one = run(eqx.tree_at(lambda m: m.coupling.G, sparse, s))
@@ -177,7 +183,7 @@ def test_a_batched_graph_or_a_sparse_graph_runs_the_plain_vmap(getkey, batch_las
 
 def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
     net, key = _rww(n=5), getkey()
-    Gs = jnp.array([0.3, 0.6, 0.9])
+    Gs = jnp.linspace(0.3, 0.9, 8)
 
     def loss(G):
         edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
@@ -197,4 +203,4 @@ def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
     np.testing.assert_allclose(tangent, singles * np.asarray(Gs), rtol=1e-12)
     # The forward value of a batch that is not differentiated takes the batch-last loop.
     np.testing.assert_allclose(jax.vmap(loss)(Gs), [loss(G) for G in Gs], rtol=1e-12)
-    assert batch_last_runs == [3]
+    assert batch_last_runs == [8]

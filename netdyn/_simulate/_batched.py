@@ -9,7 +9,9 @@ values, the weighted sum is one product with the shared weights, and a ring buff
 per-network parts of a step (couplings' ``pre`` and ``post``, noise, solver, monitors)
 run under ``jax.vmap`` over that trailing axis, so every model works unchanged.
 
-Measured on CPU (``benchmarks/batch.md``): ... see there.
+On 2 CPU cores (84 nodes, float32, ``benchmarks/batch.md``) the batch-last loop runs
+0.56-0.58 M network-steps/s at B = 64-256 and 0.43 at B = 4096, where the plain ``vmap``
+ran 0.29-0.34 and fell to 0.14 at B = 1024.
 """
 
 from typing import Any, NamedTuple
@@ -23,6 +25,10 @@ from .._remat._schedule import resolve_unroll, time_loop
 from . import _buffer
 from ._loop import Flat
 from ._rows import take_rows
+
+# Smaller batches run the plain ``vmap``: on CPU (84 nodes, float32) the batch-last loop
+# ran at 0.74x its throughput at B = 4 and 1.3x at B = 16 (``benchmarks/batch.md``).
+MIN_BATCH = 8
 
 
 class _Carry(NamedTuple):
@@ -62,7 +68,8 @@ def make_batched_rule(n_steps: int, every: int):
         b_leaves, b_c_leaves = in_batched
         parts, carry = flat.parts(leaves), flat.carry(c_leaves)
         carry_flags = flat.carry(b_c_leaves)
-        if axis_size == 1 or not batch_minor_applies(parts, flat.paths, b_leaves, carry_flags):
+        if axis_size < MIN_BATCH or not batch_minor_applies(parts, flat.paths, b_leaves,
+                                                            carry_flags):
             axes = ([0 if b else None for b in b_leaves], [0 if b else None for b in b_c_leaves])
             out = jax.vmap(flat.plain, in_axes=axes)(leaves, c_leaves)
             return out, jax.tree.map(lambda _: True, out)

@@ -1,0 +1,165 @@
+"""Batched forward throughput: ``jax.vmap`` of the reference forward over B values of G.
+
+Writes ``benchmarks/batch.md``. Three programs per batch size B, side by side in one run
+(calls interleaved in random order):
+
+- **netdyn, shared graph**: ``jax.vmap`` over G of ``nd.simulate`` on one graph. The batch
+  shares the weights and delays, so ``simulate``'s ``vmap`` rule runs the batch-last loop
+  (each delayed read fetches B contiguous values; ring buffer).
+- **netdyn, per-member graph**: the same batch with the weights passed batched too (B
+  copies of the same matrix): ``simulate`` cannot assume a shared graph and runs under the
+  plain ``vmap``, batch-first. This is how every batch ran before the batch-last loop.
+- **tvboptim**: ``jax.vmap`` over G of tvboptim 0.4's forward (where it is installed).
+
+Throughput is network-steps per second: ``B * steps / seconds`` (best of ``--repeats``
+calls). Every program computes the same 84-region reference network (``--dtype``, float32
+by default) for ``--seconds`` of model time with a temporal average of 100 ms.
+
+    python scripts/benchmarks/bench_batch.py                  # ~15 min on 2 CPU cores
+    python scripts/benchmarks/bench_batch.py --batches 1 4 16 --seconds 0.1 --no-write
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import _common as C
+import numpy as np
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16, 64, 256, 1024, 4096])
+    p.add_argument("--slow-up-to", type=int, default=1024,
+                   help="largest B for the per-member-graph and tvboptim programs (their "
+                        "calls grow long on a CPU)")
+    p.add_argument("--seconds", type=float, default=0.5, help="model time per member (s)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    p.add_argument("--no-write", action="store_true", help="print only")
+    return p.parse_args()
+
+
+def programs(w, lengths, seconds, dtype):
+    """``{tool: fn(Gs)}`` of the batched forwards."""
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    import netdyn as nd
+
+    net = C.reference_network(w, lengths, dtype)
+    t1 = seconds * 1000.0
+    monitors = {"tavg": nd.TemporalAverage(period=100.0)}
+    key = jax.random.key(0)
+
+    def one(network):
+        return nd.simulate(network, nd.Heun(), t0=0.0, t1=t1, dt=C.DT, monitors=monitors,
+                           key=key)["tavg"]
+
+    def shared(Gs):
+        return jax.vmap(lambda g: one(eqx.tree_at(lambda n: n.coupling.G, net, g)))(Gs)
+
+    def per_member(Gs):
+        weights = jnp.broadcast_to(net.graph.weights, Gs.shape + net.graph.weights.shape)
+
+        def member(g, wm):
+            return one(eqx.tree_at(lambda n: (n.coupling.G, n.graph.weights), net, (g, wm)))
+
+        return jax.vmap(member)(Gs, weights)
+
+    fns = {"netdyn, shared graph": shared, "netdyn, per-member graph": per_member}
+    if C.have_tvboptim():
+        from tvboptim.experimental.network_dynamics import prepare
+        from tvboptim.experimental.network_dynamics.solvers import Heun
+        from tvboptim.observations.tvb_monitors.downsampling import TemporalAverage
+
+        network = C.tvboptim_network(w, lengths, dtype=dtype)
+        solve_fn, config = prepare(network, Heun(), t0=0.0, t1=t1, dt=C.DT)
+        average = TemporalAverage(period=100.0)
+
+        def tvboptim(Gs):
+            return jax.vmap(lambda g: average(solve_fn(
+                eqx.tree_at(lambda c: c.coupling.delayed.G, config, g))).ys)(Gs)
+
+        fns["tvboptim"] = tvboptim
+    return fns
+
+
+def main():
+    args = parse()
+    if args.dtype == "float64":
+        os.environ["JAX_ENABLE_X64"] = "1"
+    import jax
+    import jax.numpy as jnp
+
+    dtype = np.float32 if args.dtype == "float32" else np.float64
+    info = C.machine_info()
+    w, lengths, source = C.load_connectome()
+    n_steps = round(args.seconds * 1000.0 / C.DT)
+    fns = programs(w, lengths, args.seconds, dtype)
+    rows = []
+    print(f"{source}; {n_steps} steps per member, {args.dtype}", flush=True)
+    for B in args.batches:
+        Gs = jnp.linspace(0.3, 0.7, B, dtype=dtype)
+        cases, compile_s, temp = {}, {}, {}
+        for tool, fn in fns.items():
+            if tool != "netdyn, shared graph" and B > args.slow_up_to:
+                continue
+            exe, compile_s[tool] = C.compile_timed(jax.jit(fn), Gs)
+            temp[tool] = exe.memory_analysis().temp_size_in_bytes
+            cases[tool] = (exe, (Gs,))
+        times = C.interleaved(cases, args.repeats, warmup=True)
+        first = next(iter(cases))
+        check = {tool: np.asarray(f(*a)) for tool, (f, a) in cases.items()}
+        for tool, ts in times.items():
+            rate = B * n_steps / min(ts)
+            diff = float(np.max(np.abs(check[tool] - check[first])))
+            rows.append((B, tool, rate, min(ts), temp[tool], compile_s[tool], diff))
+            print(f"B={B:5d} {tool:26s} {rate / 1e6:7.3f} M network-steps/s  "
+                  f"({min(ts):.3f} s, temp {C.mb(temp[tool]):.1f} MB, compile "
+                  f"{compile_s[tool]:.1f} s, max |diff| to the first {diff:.1e})", flush=True)
+    if args.no_write:
+        return
+    lines = [
+        "# Batched forward throughput (CPU)",
+        "",
+        f"Written by `{C.command('bench_batch.py', *sys.argv[1:])}`. `jax.vmap` over B values",
+        f"of G (0.3-0.7) of the reference network's forward ({source}; RWW, delayed linear",
+        f"coupling, additive noise, stochastic Heun, dt = 1 ms), {n_steps} steps per member,",
+        f"{args.dtype}, a 100 ms temporal average. Throughput in network-steps per second",
+        f"(B x steps / seconds, best of {args.repeats} interleaved calls). XLA temp: the",
+        "compiled program's temporary memory. |diff|: largest difference of the outputs to",
+        "the first program's (the same batch; tvboptim draws its own noise).",
+        "",
+        "- *netdyn, shared graph*: the batch shares weights and delays, so `simulate`'s `vmap`",
+        "  rule runs its batch-last loop (B contiguous values per delayed read, ring buffer).",
+        "- *netdyn, per-member graph*: the weights passed batched too, so the plain `vmap`",
+        "  (batch-first) runs: how every batch ran before the batch-last loop.",
+        "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.",
+        "",
+        "| B | program | M network-steps/s | s per call | XLA temp MB | compile s | max abs diff |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for B, tool, rate, s, t, c, d in rows:
+        lines.append(f"| {B} | {tool} | {rate / 1e6:.3f} | {s:.3f} | {C.mb(t):.1f} | {c:.1f} "
+                     f"| {d:.1e} |")
+    by = {(B, tool): rate for B, tool, rate, *_ in rows}
+    shared = [(B, by[(B, "netdyn, shared graph")]) for B in args.batches]
+    lines += ["", "## Ratios (same run)", ""]
+    for B, rate in shared:
+        parts = [f"B = {B}:"]
+        for tool in ("netdyn, per-member graph", "tvboptim"):
+            if (B, tool) in by:
+                parts.append(f"{rate / by[(B, tool)]:.2f}x {tool}")
+        lines.append("- " + " ".join(parts[:1]) + " shared graph at " + ", ".join(parts[1:])
+                     if len(parts) > 1 else f"- B = {B}: only the shared-graph program ran")
+    lines += C.machine_section(info)
+    with open(C.RESULTS / "batch.md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {C.RESULTS / 'batch.md'} ({time.strftime('%H:%M:%S')})")
+
+
+if __name__ == "__main__":
+    main()
