@@ -204,3 +204,23 @@ def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
     # The forward value of a batch that is not differentiated takes the batch-last loop.
     np.testing.assert_allclose(jax.vmap(loss)(Gs), [loss(G) for G in Gs], rtol=1e-12)
     assert batch_last_runs == [8]
+
+
+def test_second_derivatives_of_single_and_batched_runs(getkey):
+    net, key = _rww(n=4), getkey()
+    Gs = jnp.linspace(0.3, 0.9, 8)
+
+    def loss(G):
+        edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
+        sol = nd.simulate(edited, nd.Heun(), t0=0.0, t1=30.0, dt=1.0, key=key,
+                          monitors={"tavg": nd.TemporalAverage(period=10.0)})
+        return jnp.sum(sol["tavg"] ** 2)
+
+    eps = 1e-4
+    curvature = jax.grad(jax.grad(loss))(0.5)
+    fd = (jax.grad(loss)(0.5 + eps) - jax.grad(loss)(0.5 - eps)) / (2 * eps)
+    np.testing.assert_allclose(curvature, fd, rtol=1e-6)
+    np.testing.assert_allclose(jax.jacfwd(jax.grad(loss))(0.5), curvature, rtol=1e-12)
+    batch = jax.grad(jax.grad(lambda s: jnp.sum(jax.vmap(loss)(s * Gs))))(1.0)
+    singles = [float(jax.grad(jax.grad(lambda s, G=G: loss(s * G)))(1.0)) for G in Gs]
+    np.testing.assert_allclose(batch, np.sum(singles), rtol=1e-10)

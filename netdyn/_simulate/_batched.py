@@ -1,13 +1,14 @@
 """The time loop of a batch of networks that share their graph (``simulate`` under
-``jax.vmap``), with the batch on the trailing axis of every array of the loop.
+``jax.vmap``), with the batch on the trailing axis of the delay buffer and edge arrays.
 
 Why: under a plain ``vmap`` the history buffer is ``[batch, rows, nodes, k]``, so each
 delayed read fetches ``B`` values ``rows * nodes`` apart, and rolling the buffer copies
 all ``B`` histories every step. With the batch last, an edge reads ``B`` contiguous
-values, the weighted sum is one product with the shared weights, and a ring buffer
-(``_buffer.ring_*``; this loop is never differentiated) writes one row per step. The
-per-network parts of a step (couplings' ``pre`` and ``post``, noise, solver, monitors)
-run under ``jax.vmap`` over that trailing axis, so every model works unchanged.
+values, the weighted sum is one pass over the edges with the shared weights, and a ring
+buffer (``_buffer.ring_*``; this loop is never differentiated) writes one row per step.
+The per-network code of a step runs under ``jax.vmap``: the couplings' ``pre`` and
+``post`` over the trailing axis, the node-wise rest (noise, solver, monitors) over the
+leading one, so every model works unchanged.
 
 On 2 CPU cores (84 nodes, float32, ``benchmarks/batch.md``) the batch-last loop runs
 0.56-0.58 M network-steps/s at B = 64-256 and 0.43 at B = 4096, where the plain ``vmap``
@@ -124,9 +125,9 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
     step_axis = 0 if carry_flags.step else None
 
     def step(c: _Carry) -> _Carry:
+        window = _buffer.ring_window(c.buffer, c.local)
         # Transposed into memory once: fused into the solver stages, the batch-last sums
         # would be read with a stride of ``batch`` at every stage.
-        window = _buffer.ring_window(c.buffer, c.local)
         c_delayed = materialised(delayed_input(c.y, window), c.local)
         y1 = member(lambda p, y, i, cd: p.advance(remat=False)(y, i, cd), (0, step_axis, 0), 0)(
             c.y, c.step, c_delayed

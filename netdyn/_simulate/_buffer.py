@@ -44,25 +44,28 @@ def push(buffer: Float[Array, "rows nodes k"], x: Float[Array, "k nodes"]):
 # A ring buffer for the batched forward loop (``_batched``), which is never differentiated
 # (reverse mode runs the rolled buffer above): rolling a batch of histories would copy
 # all of them every step. The ring holds ``2 * rows`` rows, each state written twice
-# (rows ``p`` and ``p + rows``), so that the history at step ``i`` is the contiguous
-# window ``ring[p : p + rows]`` with ``p = i % rows``, oldest first: the rolled buffer.
+# (rows ``p`` and ``p + rows``), so that the history after ``i`` steps of the loop is the
+# contiguous window ``ring[p : p + rows]`` with ``p = i % rows``, oldest first: the rolled
+# buffer.
 
 
 def ring_from_rolled(buffer, step):
-    """The ring holding the rolled ``buffer`` (oldest row first) at global step ``step``."""
+    """The ring holding the rolled ``buffer`` (oldest row first) after ``step`` steps."""
     rows = buffer.shape[0]
     half = jnp.roll(buffer, step % rows, axis=0)
     return jnp.concatenate([half, half], axis=0)
 
 
 def ring_window(ring, step):
-    """The rolled buffer (``[rows, ...]``, oldest first) held by ``ring`` at ``step``."""
+    """The rolled buffer (``[rows, ...]``, oldest first) held by ``ring`` after ``step``
+    steps."""
     rows = ring.shape[0] // 2
     return jax.lax.dynamic_slice_in_dim(ring, step % rows, rows, axis=0)
 
 
 def ring_push(ring, step, x):
-    """The ring at ``step + 1``: ``x`` (one row) replaces the oldest row of the window."""
+    """The ring after ``step + 1`` steps: ``x`` (one row) replaces the oldest row of the
+    window."""
     rows = ring.shape[0] // 2
     p = step % rows
     ring = jax.lax.dynamic_update_slice_in_dim(ring, x[None], p, axis=0)

@@ -33,18 +33,33 @@ from jax.custom_derivatives import SymbolicZero
 
 
 @custom_vmap
-def _batch_leading(tree):
+def _leading(tree):
     return tree
 
 
-@_batch_leading.def_vmap
-def _batch_leading_rule(axis_size, in_batched, tree):
+@_leading.def_vmap
+def _leading_rule(axis_size, in_batched, tree):
     # Batched leaves arrive with the batch leading; unbatched ones are broadcast to it.
     def lead(x, batched):
         return x if batched else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
 
     out = jax.tree.map(lead, tree, in_batched[0])
     return out, jax.tree.map(lambda _: True, out)
+
+
+@jax.custom_jvp
+def _batch_leading(tree):
+    """The identity; under ``vmap``, every leaf batched on its leading axis."""
+    return _leading(tree)
+
+
+@_batch_leading.defjvp
+def _batch_leading_jvp(primals, tangents):
+    # The tangents pass through (JAX moves them to the primals' batch axes), so that a
+    # derivative of the derivative (``jax.grad(jax.grad(...))``) transposes only the
+    # identity: ``custom_vmap`` itself has no reverse mode.
+    (tree,), (t_tree,) = primals, tangents
+    return _batch_leading(tree), t_tree
 
 
 class Flat(NamedTuple):
