@@ -7,6 +7,7 @@ from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
 from ._base import DelayIndex
+from ._pairwise import pairwise_sum
 
 
 def source_values(x: Float[Array, "k nodes"]) -> Float[Array, "k 1 nodes"]:
@@ -121,25 +122,4 @@ def weighted_sum_batched(weights, v: Float[Array, "m t s batch"]) -> Float[Array
         return jnp.moveaxis((weights @ x).reshape(-1, m, batch), 1, 0)
     if n_sources == 1:
         return _row_sums(weights)[:, None] * v[:, :, 0]
-    return _pairwise_sum(weights[:, :, None] * v, axis=2)
-
-
-def _pairwise_sum(x, axis: int):
-    # Halving sums written as elementwise adds of slices, which XLA fuses with the
-    # product before them. Reductions and batched dots over the middle axis go to library
-    # kernels on CPU that cost 3-14x more here (80 nodes, B = 2-1024). The axis is first
-    # split into ``[n / c, c]`` with ``c`` the largest power of two dividing it, halved
-    # over ``c`` without odd remainders, and the ``n / c`` partial sums are then added in
-    # order.
-    n = x.shape[axis]
-    c = n & -n
-    x = x.reshape(x.shape[:axis] + (n // c, c) + x.shape[axis + 1 :])
-    while x.shape[axis + 1] > 1:
-        half = x.shape[axis + 1] // 2
-        x = (jax.lax.slice_in_dim(x, 0, half, axis=axis + 1)
-             + jax.lax.slice_in_dim(x, half, 2 * half, axis=axis + 1))
-    x = jnp.squeeze(x, axis + 1)
-    total = jax.lax.index_in_dim(x, 0, axis, keepdims=False)
-    for j in range(1, n // c):
-        total = total + jax.lax.index_in_dim(x, j, axis, keepdims=False)
-    return total
+    return pairwise_sum(weights[:, :, None] * v, axis=2)

@@ -18,6 +18,7 @@ from jaxtyping import Array, Float, Int
 from .._materialise import materialised
 from ._base import DelayIndex
 from ._checks import check_real
+from ._pairwise import pairwise_sum
 
 
 def concrete_indices(name: str, x) -> np.ndarray:
@@ -184,3 +185,39 @@ def checked_structure(targets, sources, blocks, chunk_index, n_nodes: int):
         "sparse graph: targets do not follow the graph's chunk layout; rebuild the graph "
         "with its constructor instead of replacing targets/sources with eqx.tree_at.",
     )
+
+
+def delayed_source_values_batched(
+    window: Float[Array, "rows nodes k batch"], index: DelayIndex, sources: Int[Array, " edges"]
+) -> Float[Array, "k edges batch"]:
+    # ``delayed_source_values`` with the batch on the trailing axis: one contiguous
+    # ``[k * batch]`` row per edge.
+    n_rows, n_nodes, k, batch = window.shape
+    flat_buffer = window.reshape(n_rows * n_nodes, k * batch)
+    flat = jnp.clip(index.rows * n_nodes + sources, 0, n_rows * n_nodes - 1)
+    x = flat_buffer.at[flat].get(mode="promise_in_bounds")
+    if index.frac is not None:
+        older = jnp.maximum(flat - n_nodes, 0)
+        x_older = flat_buffer.at[older].get(mode="promise_in_bounds")
+        x = x + index.frac[:, None].astype(x.dtype) * (x_older - x)
+    return jnp.moveaxis(x.reshape(-1, k, batch), 1, 0)
+
+
+def weighted_sum_batched(
+    weights: Float[Array, " edges"],
+    v: Float[Array, "m edges batch"],
+    blocks: tuple[tuple[int, int], ...],
+    chunk_index: Int[Array, "nodes chunks"],
+) -> Float[Array, "m nodes batch"]:
+    # ``weighted_sum`` with the batch on the trailing axis; the chunks' sums as halving
+    # adds (their lengths are powers of two), the chunks of a node added in order.
+    wv = weights[:, None] * v
+    m, _, batch = wv.shape
+    partial, offset = [], 0
+    for count, length in blocks:
+        chunk = wv[:, offset : offset + count * length].reshape(m, count, length, batch)
+        partial.append(pairwise_sum(chunk, axis=2))
+        offset += count * length
+    partial.append(jnp.zeros((m, 1, batch), wv.dtype))
+    per_node = jnp.concatenate(partial, axis=1)[:, chunk_index]  # [m, nodes, chunks, B]
+    return pairwise_sum(per_node, axis=2)

@@ -9,7 +9,7 @@ from jaxtyping import Array, ArrayLike, Float, Int
 from .._custom_types import History, Scalar
 from . import _sparse_ops
 from ._base import (
-    AbstractDelayGraph,
+    AbstractBatchMinorGraph,
     AbstractGraph,
     DelayIndex,
     Interpolation,
@@ -25,7 +25,7 @@ from ._checks import (
 from ._sparse_layout import AbstractSparseGraph, edge_layout
 
 
-class SparseDelayGraph(AbstractSparseGraph, AbstractDelayGraph):
+class SparseDelayGraph(AbstractSparseGraph, AbstractBatchMinorGraph):
     r"""A sparse weighted graph with conduction delays, stored as a list of edges.
 
     Edge ``e`` goes from node ``sources[e]`` to node ``targets[e]`` with weight
@@ -133,6 +133,17 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractDelayGraph):
         self, buffer: History, index: DelayIndex
     ) -> Float[Array, "k edges"]:
         return _sparse_ops.delayed_source_values(buffer, index, self.sources)
+
+    def delayed_source_values_batched(
+        self, window: Float[Array, "rows nodes k batch"], index: DelayIndex
+    ) -> Float[Array, "k edges batch"]:
+        return _sparse_ops.delayed_source_values_batched(window, index, self.sources)
+
+    def weighted_sum_batched(
+        self, v: Float[Array, "m edges batch"]
+    ) -> Float[Array, "m nodes batch"]:
+        return _sparse_ops.weighted_sum_batched(self.weights, v, self.blocks,
+                                                self.chunk_index)
 
     def validate(self) -> "AbstractGraph":
         self.__check_init__()

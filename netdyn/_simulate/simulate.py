@@ -69,11 +69,12 @@ def simulate(
     ``sol.ts[name]`` their times, ``sol.final`` the state to continue from.
 
     **Batches**: ``jax.vmap`` over any argument (parameters, keys, histories) runs one
-    batched loop. When a batch of 8 or more shares a dense ``DelayGraph`` (weights and
-    delays not batched), that loop keeps the batch on the trailing axis of the delay buffer, so that
-    throughput does not fall as the batch grows; its results equal the plain ``vmap``'s
-    to rounding (the edge sums are added in another order). Derivatives, and batches
-    over the graph itself, use the plain ``vmap`` of the single-network loop.
+    batched loop. When a batch of 8 or more shares its ``DelayGraph`` or
+    ``SparseDelayGraph`` (weights and delays not batched), that loop keeps the batch on
+    the trailing axis of the delay buffer, so that throughput does not fall as the batch
+    grows; its results equal the plain ``vmap``'s to rounding (the edge sums are added in
+    another order). Derivatives, and batches over the graph itself, use the plain
+    ``vmap`` of the single-network loop.
     """
     check_parts(network, solver)
     network = finite_parameters(network)
