@@ -11,8 +11,8 @@ The per-network code of a step runs under ``jax.vmap``: the couplings' ``pre`` a
 leading one, so every model works unchanged.
 
 On 2 CPU cores (84 nodes, float32, ``benchmarks/batch.md``) the batch-last loop runs
-0.56-0.58 M network-steps/s at B = 64-256 and 0.43 at B = 4096, where the plain ``vmap``
-ran 0.29-0.34 and fell to 0.14 at B = 1024.
+0.53-0.56 M network-steps/s at B = 64-1024 and 0.49 at B = 4096, where the plain ``vmap``
+ran 0.30 at B = 64 and fell to 0.15 at B = 1024.
 """
 
 from typing import Any, NamedTuple
@@ -27,8 +27,9 @@ from . import _buffer
 from ._loop import Flat
 from ._rows import take_rows
 
-# Smaller batches run the plain ``vmap``: on CPU (84 nodes, float32) the batch-last loop
-# ran at 0.74x its throughput at B = 4 and 1.3x at B = 16 (``benchmarks/batch.md``).
+# Smaller batches run the plain ``vmap``: on CPU (84 nodes, float32, ``bench_batch.py``)
+# the batch-last loop ran at 0.74x the plain ``vmap``'s throughput at B = 4, 1.3-1.6x at
+# B = 16.
 MIN_BATCH = 8
 
 
