@@ -138,7 +138,7 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_la
     key = getkey()
     histories = jax.random.uniform(getkey(), (8, 1, 5), minval=0.1, maxval=0.6)
     amplitudes = jnp.linspace(0.0, 0.2, 8)
-    solver = nd.RK4(remat=nd.Uniform(7, unroll=3))
+    solver = nd.RK4(remat=nd.NoRemat(unroll=3))
 
     def run(history, amplitude):
         edited = eqx.tree_at(lambda m: m.stimulus.amplitude, net, amplitude)
@@ -198,6 +198,7 @@ def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
     assert batch_last_runs == [8]
 
 
+@pytest.mark.slow  # ~20 s: three second-order programs to compile
 def test_second_derivatives_of_single_and_batched_runs(getkey):
     net, key = _rww(n=4), getkey()
     Gs = jnp.linspace(0.3, 0.9, 8)
