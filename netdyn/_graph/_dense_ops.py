@@ -8,6 +8,7 @@ from jaxtyping import Array, Float
 
 from ._base import DelayIndex
 from ._pairwise import pairwise_sum
+from ._reads import read_rows
 
 
 def source_values(x: Float[Array, "k nodes"]) -> Float[Array, "k 1 nodes"]:
@@ -87,14 +88,8 @@ def delayed_source_values(
     # view is as fast with traced indices but ~5x slower when XLA sees constant ones.
     # See ``benchmarks/forward.md``.
     n_rows, n_nodes, k = buffer.shape
-    flat_buffer = buffer.reshape(n_rows * n_nodes, k)
     flat = _flat_rows(index.rows, n_rows, n_nodes)
-    x = flat_buffer.at[flat].get(mode="promise_in_bounds")
-    if index.frac is not None:
-        # ``rows >= 1`` for linear reads, so the next-older row is ``n_nodes`` back.
-        older = jnp.maximum(flat - n_nodes, 0)
-        x_older = flat_buffer.at[older].get(mode="promise_in_bounds")
-        x = x + index.frac[..., None].astype(x.dtype) * (x_older - x)
+    x = read_rows(buffer.reshape(n_rows * n_nodes, k), flat, n_nodes, index.frac)
     return jnp.moveaxis(x, -1, 0)
 
 
@@ -104,13 +99,8 @@ def delayed_source_values_batched(
     # ``delayed_source_values`` with the batch on the trailing axis: each edge reads one
     # contiguous ``[k * batch]`` row of the buffer viewed as ``[rows * nodes, k * batch]``.
     n_rows, n_nodes, k, batch = window.shape
-    flat_buffer = window.reshape(n_rows * n_nodes, k * batch)
     flat = _flat_rows(index.rows, n_rows, n_nodes)
-    x = flat_buffer.at[flat].get(mode="promise_in_bounds")
-    if index.frac is not None:
-        older = jnp.maximum(flat - n_nodes, 0)
-        x_older = flat_buffer.at[older].get(mode="promise_in_bounds")
-        x = x + index.frac[..., None].astype(x.dtype) * (x_older - x)
+    x = read_rows(window.reshape(n_rows * n_nodes, k * batch), flat, n_nodes, index.frac)
     return jnp.moveaxis(x.reshape(x.shape[:-1] + (k, batch)), -2, 0)
 
 

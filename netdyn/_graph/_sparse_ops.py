@@ -19,6 +19,7 @@ from .._materialise import materialised
 from ._base import DelayIndex
 from ._checks import check_real
 from ._pairwise import pairwise_sum
+from ._reads import read_rows
 
 
 def concrete_indices(name: str, x) -> np.ndarray:
@@ -129,14 +130,8 @@ def delayed_source_values(
     # Loop-invariant flat indices (hoisted out of the time loop): one gather of a
     # contiguous ``k``-slice per edge from the buffer viewed as ``[rows * nodes, k]``.
     n_rows, n_nodes, k = buffer.shape
-    flat_buffer = buffer.reshape(n_rows * n_nodes, k)
     flat = jnp.clip(index.rows * n_nodes + sources, 0, n_rows * n_nodes - 1)
-    x = flat_buffer.at[flat].get(mode="promise_in_bounds")
-    if index.frac is not None:
-        older = jnp.maximum(flat - n_nodes, 0)  # rows >= 1 for linear reads
-        x_older = flat_buffer.at[older].get(mode="promise_in_bounds")
-        x = x + index.frac[:, None].astype(x.dtype) * (x_older - x)
-    return x.T
+    return read_rows(buffer.reshape(n_rows * n_nodes, k), flat, n_nodes, index.frac).T
 
 
 def check_shapes(graph_name: str, n_nodes: int, blocks, chunk_index, **edge_arrays) -> None:
@@ -193,13 +188,8 @@ def delayed_source_values_batched(
     # ``delayed_source_values`` with the batch on the trailing axis: one contiguous
     # ``[k * batch]`` row per edge.
     n_rows, n_nodes, k, batch = window.shape
-    flat_buffer = window.reshape(n_rows * n_nodes, k * batch)
     flat = jnp.clip(index.rows * n_nodes + sources, 0, n_rows * n_nodes - 1)
-    x = flat_buffer.at[flat].get(mode="promise_in_bounds")
-    if index.frac is not None:
-        older = jnp.maximum(flat - n_nodes, 0)
-        x_older = flat_buffer.at[older].get(mode="promise_in_bounds")
-        x = x + index.frac[:, None].astype(x.dtype) * (x_older - x)
+    x = read_rows(window.reshape(n_rows * n_nodes, k * batch), flat, n_nodes, index.frac)
     return jnp.moveaxis(x.reshape(-1, k, batch), 1, 0)
 
 
