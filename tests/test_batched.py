@@ -80,16 +80,7 @@ def test_every_member_matches_the_numpy_oracle(coupling, interpolation, kind, ba
 
 
 def _rww(n=6, seed=0):
-    rng = np.random.default_rng(seed)
-    weights = rng.random((n, n)) * (rng.random((n, n)) < 0.7)
-    np.fill_diagonal(weights, 0.0)
-    lengths = rng.uniform(5.0, 40.0, (n, n))
-    return nd.Network(
-        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-        coupling=nd.DelayedLinear(G=0.5),
-        graph=nd.DelayGraph.from_lengths(weights, lengths, speed=4.0),
-        noise=nd.AdditiveNoise(sigma=0.01),
-    )
+    return toy.rww(n, seed, sigma=0.01)
 
 
 MONITORS = {

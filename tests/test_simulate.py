@@ -5,21 +5,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import toy_networks as toy
 
 import netdyn as nd
 
 
 def _network(n=6, seed=0, noise=True, G=0.5):
-    rng = np.random.default_rng(seed)
-    weights = rng.random((n, n)) * (rng.random((n, n)) < 0.7)
-    np.fill_diagonal(weights, 0.0)
-    lengths = rng.uniform(5.0, 40.0, (n, n))
-    return nd.Network(
-        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-        coupling=nd.DelayedLinear(G=G),
-        graph=nd.DelayGraph.from_lengths(weights, lengths, speed=4.0),
-        noise=nd.AdditiveNoise(sigma=0.00283) if noise else None,
-    )
+    return toy.rww(n, seed, sigma=0.00283 if noise else None, G=G)
 
 
 def test_pieces_join_bit_for_bit(getkey):

@@ -1,4 +1,4 @@
-"""Small linear dynamics and a test connectome shared by the coupling and graph tests.
+"""Small linear dynamics, a test connectome and a small RWW network shared by the tests.
 
 Linear node dynamics keep the NumPy references short and the trajectories bounded, so that
 what a test sees is the coupling and the graph.
@@ -92,3 +92,19 @@ def graph(kind, weights, delays=None):
 def random_history(rows, n, seed=4):
     """Random past states ``[rows, 2, n]`` of two variables, oldest first."""
     return np.random.default_rng(seed).uniform(-1.0, 1.0, (rows, 2, n))
+
+
+def rww(n=6, seed=0, sigma=0.00283, G=0.5):
+    """A small delayed, noisy Reduced Wong-Wang network on a random directed graph with
+    zeros (``sigma=None``: no noise)."""
+    rng = np.random.default_rng(seed)
+    weights = rng.random((n, n)) * (rng.random((n, n)) < 0.7)
+    np.fill_diagonal(weights, 0.0)
+    lengths = rng.uniform(5.0, 40.0, (n, n))
+    return nd.Network(
+        dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
+        coupling=nd.DelayedLinear(G=G),
+        graph=nd.DelayGraph.from_lengths(weights, lengths, speed=4.0),
+        noise=None if sigma is None else nd.AdditiveNoise(sigma=sigma),
+    )
+

@@ -114,14 +114,19 @@ def weighted_sum(
     chunk_index: Int[Array, "nodes chunks"],
 ) -> Float[Array, "m nodes"]:
     wv = weights * v
-    m = wv.shape[0]
-    partial, offset = [], 0
+    partial = [chunk.sum(axis=-1) for chunk in _chunks(wv, blocks)]
+    partial.append(jnp.zeros((wv.shape[0], 1), wv.dtype))
+    return jnp.concatenate(partial, axis=-1)[:, chunk_index].sum(axis=-1)
+
+
+def _chunks(wv: Float[Array, "m edges ..."], blocks: tuple[tuple[int, int], ...]):
+    """The edge values of each block as ``[m, count, length, ...]``: ``count`` chunks of
+    ``length`` consecutive edges (one target each; ``chunk_layout``'s order)."""
+    offset = 0
     for count, length in blocks:
         chunk = wv[:, offset : offset + count * length]
-        partial.append(chunk.reshape(m, count, length).sum(axis=-1))
+        yield chunk.reshape(chunk.shape[:1] + (count, length) + chunk.shape[2:])
         offset += count * length
-    partial.append(jnp.zeros((m, 1), wv.dtype))
-    return jnp.concatenate(partial, axis=-1)[:, chunk_index].sum(axis=-1)
 
 
 def delayed_source_values(
@@ -203,11 +208,7 @@ def weighted_sum_batched(
     # adds (their lengths are powers of two), the chunks of a node added in order.
     wv = weights[:, None] * v
     m, _, batch = wv.shape
-    partial, offset = [], 0
-    for count, length in blocks:
-        chunk = wv[:, offset : offset + count * length].reshape(m, count, length, batch)
-        partial.append(pairwise_sum(chunk, axis=2))
-        offset += count * length
+    partial = [pairwise_sum(chunk, axis=2) for chunk in _chunks(wv, blocks)]
     partial.append(jnp.zeros((m, 1, batch), wv.dtype))
     per_node = jnp.concatenate(partial, axis=1)[:, chunk_index]  # [m, nodes, chunks, B]
     return pairwise_sum(per_node, axis=2)

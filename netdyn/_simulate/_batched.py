@@ -24,7 +24,7 @@ from .._graph._base import AbstractBatchMinorGraph
 from .._materialise import materialised
 from .._remat._schedule import resolve_unroll, time_loop
 from . import _buffer
-from ._loop import Flat
+from ._loop import Flat, batch_leading
 from ._rows import take_rows
 
 # Smaller batches run the plain ``vmap``: on CPU (84 nodes, float32, ``bench_batch.py``)
@@ -98,7 +98,7 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
         return run
 
     def lead(x, batched):
-        return x if batched else jnp.broadcast_to(x, (size,) + jnp.shape(x))
+        return batch_leading(x, batched, size)
 
     terms = parts.terms
     graph, cvar = terms.graph, terms.cvar
@@ -148,12 +148,11 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
         return c._replace(monitors=monitors), samples
 
     buffer = jnp.moveaxis(lead(carry.buffer, carry_flags.buffer), 0, -1)
-    local = jnp.zeros((), jnp.int32)
     start = _Carry(
         lead(carry.y, carry_flags.y),
-        _buffer.ring_from_rolled(buffer, local),
+        _buffer.ring_from_rolled(buffer),
         carry.step,
-        local,
+        jnp.zeros((), jnp.int32),
         jax.tree.map(lead, carry.monitors, carry_flags.monitors),
     )
     unroll = resolve_unroll(parts.solver.remat.unroll)

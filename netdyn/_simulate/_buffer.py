@@ -49,11 +49,10 @@ def push(buffer: Float[Array, "rows nodes k"], x: Float[Array, "k nodes"]):
 # buffer.
 
 
-def ring_from_rolled(buffer, step):
-    """The ring holding the rolled ``buffer`` (oldest row first) after ``step`` steps."""
-    rows = buffer.shape[0]
-    half = jnp.roll(buffer, step % rows, axis=0)
-    return jnp.concatenate([half, half], axis=0)
+def ring_from_rolled(buffer):
+    """The ring holding the rolled ``buffer`` (oldest row first) before the first step
+    (``p = 0``: the buffer itself, twice)."""
+    return jnp.concatenate([buffer, buffer], axis=0)
 
 
 def ring_window(ring, step):

@@ -37,13 +37,15 @@ def _leading(tree):
     return tree
 
 
+def batch_leading(x, batched: bool, size: int):
+    """``x`` with a leading batch axis of ``size``: itself if ``batched``, else broadcast."""
+    return x if batched else jnp.broadcast_to(x, (size,) + jnp.shape(x))
+
+
 @_leading.def_vmap
 def _leading_rule(axis_size, in_batched, tree):
     # Batched leaves arrive with the batch leading; unbatched ones are broadcast to it.
-    def lead(x, batched):
-        return x if batched else jnp.broadcast_to(x, (axis_size,) + jnp.shape(x))
-
-    out = jax.tree.map(lead, tree, in_batched[0])
+    out = jax.tree.map(lambda x, b: batch_leading(x, b, axis_size), tree, in_batched[0])
     return out, jax.tree.map(lambda _: True, out)
 
 
@@ -72,6 +74,17 @@ class Flat(NamedTuple):
     plain: Callable  # (leaves, carry leaves) -> the loop's output
 
 
+def _key_name(key):
+    """An attribute name, a dict key or a sequence index of a pytree key path."""
+    if isinstance(key, jax.tree_util.GetAttrKey):
+        return key.name
+    if isinstance(key, jax.tree_util.DictKey):
+        return key.key
+    if isinstance(key, jax.tree_util.SequenceKey):
+        return key.idx
+    return None
+
+
 def boundary_loop(plain: Callable, batched: Callable, parts, carry):
     """``plain(parts, carry)``, with ``batched`` as its ``vmap`` rule.
 
@@ -83,7 +96,7 @@ def boundary_loop(plain: Callable, batched: Callable, parts, carry):
     dynamic, static = eqx.partition(parts, eqx.is_array)
     leaves, treedef = jax.tree.flatten(dynamic)
     paths = tuple(
-        tuple(getattr(k, "name", getattr(k, "key", getattr(k, "idx", None))) for k in path)
+        tuple(_key_name(k) for k in path)
         for path, _ in jax.tree_util.tree_flatten_with_path(dynamic)[0]
     )
     c_leaves, c_tree = jax.tree.flatten(carry)
