@@ -27,6 +27,7 @@ from ._dynamics.kuramoto import Kuramoto as Kuramoto
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
 from ._dynamics.sup_hopf import SupHopf as SupHopf
+from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
 from ._fit.bounds import (
     AbstractTransform as AbstractTransform,
     Identity as Identity,

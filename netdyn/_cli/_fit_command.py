@@ -133,7 +133,7 @@ def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
     where, bounds, net = selection(args, net)
     try:
         fitted, history = fit(
-            net, loss_fn, adam(args.lr, args.steps), where=where, bounds=bounds,
+            net, loss_fn, adam(args.lr, args.steps, args.redraw), where=where, bounds=bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
             resume=args.resume, progress=not args.quiet, keep="best",

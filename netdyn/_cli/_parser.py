@@ -29,7 +29,8 @@ sigma are fitted (--fit G,sigma):
   17 values of G (forward only) picks the start, then Adam refines G and sigma (12 steps,
   learning rate 0.01 cosine-decayed to 0.001; the best step is kept). One fixed noise
   key for the whole fit (common random numbers: the loss is a smooth function of the
-  parameters).
+  parameters), so that a step which raises the loss is taken back and retried at half
+  the length, with Adam restarted (netdyn.backtrack; not with --redraw).
 - Held-out check: the fitted model is simulated again with new noise, 4 x 288 s after the
   burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) are printed
   and saved next to the fit's.

@@ -106,7 +106,11 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
         # Optax mixes Python floats with int32 step counts (e.g. Adam's bias correction),
         # which strict dtype promotion refuses: the optimiser runs with standard promotion.
         with jax.numpy_dtype_promotion("standard"):
-            updates, new_opt = optimizer.update(grads, opt_state, u)
+            # The loss goes along as ``value`` (optax's extra arguments), for optimisers
+            # that use it (``backtrack``, ``optax.contrib.reduce_on_plateau``).
+            updates, new_opt = optax.with_extra_args_support(optimizer).update(
+                grads, opt_state, u, value=loss
+            )
             new_u = optax.apply_updates(u, updates)
         finite = jnp.isfinite(loss) & jnp.isfinite(gnorm)
         good_here = finite & ~frozen

@@ -1,0 +1,111 @@
+"""``backtrack``: take back a step that raised the loss, and retry it shorter."""
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+
+class BacktrackState(NamedTuple):
+    """The state of ``backtrack``.
+
+    ``inner``: the wrapped optimiser's state; ``best_params``, ``best_grads``, ``best_value``: the
+    point with the lowest loss seen, its gradient and loss; ``scale``: the factor on the
+    wrapped optimiser's updates; ``rejected``: the number of steps taken back.
+    """
+
+    inner: Any
+    best_params: Any
+    best_grads: Any
+    best_value: jax.Array
+    scale: jax.Array
+    rejected: jax.Array
+
+
+def backtrack(optimizer: optax.GradientTransformation,
+              shrink: float = 0.5) -> optax.GradientTransformationExtraArgs:
+    r"""``optimizer`` with steps that raised the loss taken back and retried shorter.
+
+    A deferred backtracking line search along the optimiser's own steps. Each update
+    receives the loss at the current parameters $u_k$ (``update(grads, state, params,
+    value=loss)``; ``netdyn.fit`` passes it). Let $u^*$ be the point with the lowest loss
+    seen so far, $g^*$ its gradient and $s$ the step scale (1 at the start):
+
+    - if $L(u_k) \le L(u^*)$, the step is accepted: $u^* \leftarrow u_k$, and the update
+      is $s\,\Delta(g_k)$, with $\Delta$ the update of ``optimizer``;
+    - otherwise the step that led to $u_k$ is taken back, the optimiser restarts at
+      $u^*$ and steps again, shorter: $s \leftarrow$ ``shrink`` $\cdot\, s$, the
+      optimiser's state is initialised afresh (momentum, step counts and schedules),
+      and the update is $u^* - u_k + s\,\Delta(g^*)$.
+
+    While the loss decreases this is ``optimizer`` itself. A rejected step costs nothing
+    extra: its evaluation is the one that found the loss higher. The restart discards
+    the momentum that carried the optimiser past the minimum (function-value restart,
+    O'Donoghue & Candès 2015, *Found. Comput. Math.* 15: 715); retrying the same
+    direction ever shorter could stall short of it. The scale never grows back. Use it where the loss is a deterministic function of the parameters (a fixed
+    noise key, ``fit``'s default): with ``redraw=True`` consecutive losses come from
+    different noise, and comparing them rejects good steps.
+
+    Why: the FC of delay-coupled mean-field models changes abruptly at the edge of a
+    bifurcation, with a steep rise of the loss a little below the best coupling and an
+    almost flat loss beyond it. A momentum method that steps over that edge lands where
+    the gradient is near zero, and stays there.
+
+    **Arguments**: ``optimizer``, any ``optax.GradientTransformation``; ``shrink``, the
+    factor in $(0, 1)$ applied to the step scale at each rejection.
+    """
+    if not 0.0 < shrink < 1.0:
+        raise ValueError(f"backtrack: shrink must lie in (0, 1), got {shrink}.")
+    inner = optax.with_extra_args_support(optimizer)
+
+    def init(params):
+        state = inner.init(params)
+        float_leaves = [x for x in jax.tree.leaves(params) if jnp.issubdtype(x.dtype, jnp.inexact)]
+        dtype = jnp.result_type(*float_leaves) if float_leaves else jnp.float32
+        return BacktrackState(
+            inner=state, best_params=params,
+            best_grads=jax.tree.map(jnp.zeros_like, params),
+            best_value=jnp.asarray(jnp.inf, dtype), scale=jnp.asarray(1.0, dtype),
+            rejected=jnp.zeros((), jnp.int32),
+        )
+
+    def update(grads, state: BacktrackState, params=None, *, value=None, **extra):
+        if params is None:
+            raise ValueError("backtrack needs the parameters: update(grads, state, params, "
+                             "value=loss).")
+        if value is None:
+            raise ValueError("backtrack needs the loss at the parameters: update(grads, "
+                             "state, params, value=loss) (netdyn.fit passes it).")
+        value = jnp.asarray(value, state.best_value.dtype)
+        # A NaN loss is never an improvement: its step is taken back too.
+        accept = value <= state.best_value
+
+        step, inner_accepted = inner.update(grads, state.inner, params, value=value, **extra)
+        scale_rejected = state.scale * shrink
+        restarted = inner.init(state.best_params)
+        retry, inner_rejected = inner.update(state.best_grads, restarted, state.best_params,
+                                             value=state.best_value, **extra)
+
+        def choose(a, b):
+            return jax.tree.map(lambda x, y: jnp.where(accept, x, y), a, b)
+
+        def scaled(s, u):
+            return jax.tree.map(lambda x: (s * x).astype(x.dtype), u)
+
+        accepted_update = scaled(state.scale, step)
+        rejected_update = jax.tree.map(
+            lambda b, p, r: (b - p + scale_rejected * r).astype(p.dtype),
+            state.best_params, params, retry,
+        )
+        new_state = BacktrackState(
+            inner=choose(inner_accepted, inner_rejected),
+            best_params=choose(params, state.best_params),
+            best_grads=choose(grads, state.best_grads),
+            best_value=jnp.where(accept, value, state.best_value),
+            scale=jnp.where(accept, state.scale, scale_rejected),
+            rejected=state.rejected + jnp.where(accept, 0, 1).astype(jnp.int32),
+        )
+        return choose(accepted_update, rejected_update), new_state
+
+    return optax.GradientTransformationExtraArgs(init, update)
