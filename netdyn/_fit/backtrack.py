@@ -43,9 +43,11 @@ def backtrack(optimizer: optax.GradientTransformation,
     extra: its evaluation is the one that found the loss higher. The restart discards
     the momentum that carried the optimiser past the minimum (function-value restart,
     O'Donoghue & Candès 2015, *Found. Comput. Math.* 15: 715); retrying the same
-    direction ever shorter could stall short of it. The scale never grows back. Use it where the loss is a deterministic function of the parameters (a fixed
-    noise key, ``fit``'s default): with ``redraw=True`` consecutive losses come from
-    different noise, and comparing them rejects good steps.
+    direction ever shorter could stall short of it. The scale never grows back.
+
+    Use it where the loss is a deterministic function of the parameters (a fixed noise
+    key, ``fit``'s default): with ``redraw=True`` consecutive losses come from different
+    noise, and comparing them rejects good steps.
 
     Why: the FC of delay-coupled mean-field models changes abruptly at the edge of a
     bifurcation, with a steep rise of the loss a little below the best coupling and an
