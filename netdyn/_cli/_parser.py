@@ -35,9 +35,9 @@ sigma are fitted (--fit G,sigma):
   burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) are printed
   and saved next to the fit's.
 
-Measured with these defaults: 458 s for the whole command on a 2-core x86_64 CPU in
-float64 (benchmarks/fit.md in the source repository); it scales with --steps, --grid,
---duration, --realisations and the number of regions.
+Measured with these defaults: 223 s for the whole command on a quiet 2-core x86_64 CPU
+in float64, 458 s on a loaded one (benchmarks/fit.md in the source repository); it
+scales with --steps, --grid, --duration, --realisations and the number of regions.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json (the
 options, at the start), scan.json (the G scan), params.json (fitted and initial

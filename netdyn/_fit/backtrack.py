@@ -63,8 +63,10 @@ def backtrack(optimizer: optax.GradientTransformation,
 
     def init(params):
         state = inner.init(params)
-        float_leaves = [x for x in jax.tree.leaves(params) if jnp.issubdtype(x.dtype, jnp.inexact)]
-        dtype = jnp.result_type(*float_leaves) if float_leaves else jnp.float32
+        dtypes = [jnp.asarray(x).dtype for x in jax.tree.leaves(params)]
+        floats = [d for d in dtypes if jnp.issubdtype(d, jnp.inexact)]
+        # The loss and the scale in the parameters' precision.
+        dtype = jnp.result_type(*floats) if floats else jnp.float32
         return BacktrackState(
             inner=state, best_params=params,
             best_grads=jax.tree.map(jnp.zeros_like, params),
