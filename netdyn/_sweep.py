@@ -15,7 +15,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxtyping import ArrayLike, PyTree
 
-from ._batching import fitting_batch, free_bytes, program_bytes
+from ._device_memory import fitting_batch, free_bytes, program_bytes
 
 _AXIS = "batch"
 

@@ -165,7 +165,7 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch):
 
     def spy(compile_at, n_points, n_devices, budget):
         batch, compiled = real(compile_at, n_points, n_devices, budget)
-        chosen.append((compile_at, batch, nd._batching.program_bytes(compiled.compiled)))
+        chosen.append((compile_at, batch, nd._device_memory.program_bytes(compiled.compiled)))
         return batch, compiled
 
     monkeypatch.setattr(nd._sweep, "fitting_batch", spy)

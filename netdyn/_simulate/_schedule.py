@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._batching import total_bytes
+from .._device_memory import total_bytes
 from .._monitor._base import AbstractMonitor
 from ._arguments import TimeGrid, whole_steps
 from ._rows import take_rows
