@@ -147,6 +147,17 @@ def _toy(x=(0.0, 0.0, 0.0), y=0.5):
 SGD = optax.sgd(0.1)
 
 
+def test_each_leaf_gets_its_own_optimiser_in_the_order_of_where():
+    # The optimiser sees a list with one array per leaf of where's result, in order.
+    per_leaf = optax.multi_transform({"x": optax.sgd(0.1), "y": optax.sgd(0.02)}, ["x", "y"])
+    _, h = nd.fit(_toy(), _quadratic, per_leaf, where=_where_xy, steps=4)
+    x, y = np.zeros(3), 0.5
+    for k in range(4):
+        np.testing.assert_allclose(h.params["x"][k], x, rtol=1e-13)
+        np.testing.assert_allclose(h.params["y"][k], y, rtol=1e-13)
+        x, y = x - 0.1 * 2 * (x - C), y - 0.02 * 2 * (y - D)
+
+
 def test_history_is_gradient_descent():
     rows = []
     fitted, h = nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=7,

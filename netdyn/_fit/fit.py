@@ -49,9 +49,12 @@ def fit(
       history (e.g. ``{"fc_r": r}``; ``netdyn.FcLoss`` returns ``fc_r`` and ``rmse``).
       It is traced once, under ``jit`` and ``grad``.
     - ``optimizer``: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``).
-      Its ``update`` also receives the loss as ``value=`` (optax's extra arguments), for
-      optimisers that use it: ``netdyn.backtrack(optax.adam(1e-2))`` takes back steps
-      that raised the loss.
+      It sees a list of the unconstrained values, one array per leaf of ``where``'s
+      result, in order: ``optax.multi_transform({"G": optax.adam(1e-3), "I_o":
+      optax.adam(1e-2)}, ["G", "I_o"])`` gives each leaf its own step. Its ``update``
+      also receives the loss as ``value=`` (optax's extra arguments), for optimisers
+      that use it: ``netdyn.backtrack(optax.adam(1e-2))`` takes back steps that raised
+      the loss.
     - ``where``: ``model -> leaf`` or a tuple / PyTree of leaves, as for
       ``eqx.tree_at``: e.g. ``lambda n: n.coupling.G`` or
       ``lambda n: (n.coupling.G, n.dynamics.I_o)``. Leaves must be floating point (a
