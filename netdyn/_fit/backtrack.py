@@ -10,9 +10,10 @@ import optax
 class BacktrackState(NamedTuple):
     """The state of ``backtrack``.
 
-    ``inner``: the wrapped optimiser's state; ``best_params``, ``best_grads``, ``best_value``: the
-    point with the lowest loss seen, its gradient and loss; ``scale``: the factor on the
-    wrapped optimiser's updates; ``rejected``: the number of steps taken back.
+    ``inner``: the wrapped optimiser's state; ``best_params``, ``best_grads``,
+    ``best_value``: the point with the lowest loss seen, its gradient and loss; ``scale``:
+    the factor on the wrapped optimiser's updates; ``rejected``: the number of steps
+    taken back.
     """
 
     inner: Any
