@@ -95,6 +95,7 @@ def test_gradient_matches_finite_differences(remat):
         np.testing.assert_allclose(grad[i], fd, rtol=1e-6)
 
 
+@functools.cache  # deterministic; MultiLevel(4)'s compilation alone takes ~15 s
 def _memory(remat, t1=2000.0):
     def loss(G):
         net = eqx.tree_at(lambda n: n.coupling.G, _network(), G)
