@@ -20,7 +20,7 @@ from .._sweep import sweep
 from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import load_data
-from ._model import MODELS, adam, factor, network, remat, selection
+from ._model import MODELS, factor, network, optimiser, remat, selection
 from ._report import diverged_message, for_people, report, summary, write_history, write_results
 from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_command
 
@@ -133,7 +133,7 @@ def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
     where, bounds, net = selection(args, net)
     try:
         fitted, history = fit(
-            net, loss_fn, adam(args.lr, args.steps, args.redraw), where=where, bounds=bounds,
+            net, loss_fn, optimiser(args.lr, args.steps, args.redraw), where=where, bounds=bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
             resume=args.resume, progress=not args.quiet, keep="best",

@@ -145,7 +145,7 @@ def remat(spec: str) -> AbstractRemat:
 
 
 @functools.cache
-def adam(lr: float, steps: int, redraw: bool = False) -> optax.GradientTransformation:
+def optimiser(lr: float, steps: int, redraw: bool = False) -> optax.GradientTransformation:
     """Adam with ``lr`` cosine-decayed to ``lr / 10`` over ``steps``; with one fixed noise
     key (not ``redraw``), a step that raises the loss is taken back and retried at half
     the length (``backtrack``)."""
