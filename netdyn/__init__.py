@@ -38,6 +38,7 @@ from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fc_loss import FcLoss as FcLoss
 from ._fit.fit import fit as fit
 from ._fit.history import FitHistory as FitHistory
+from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
@@ -71,6 +72,12 @@ from ._observation.losses import (
     fcd_distance as fcd_distance,
     one_minus_pearson as one_minus_pearson,
     rmse as rmse,
+)
+from ._observation.runs import (
+    ks_statistic as ks_statistic,
+    noise_ceiling as noise_ceiling,
+    runs_fc as runs_fc,
+    score_runs as score_runs,
 )
 from ._observation.spectrum import (
     band_power as band_power,

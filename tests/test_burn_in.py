@@ -229,3 +229,17 @@ def test_fcd_term_adds_the_wasserstein_distance_of_fcd_values():
     assert np.isfinite(float(g))
     with pytest.raises(ValueError, match="fcd_window"):
         _loss(duration=500.0, fcd_target=target, fcd_window=(40, 1))
+    # The KS form: logistic-smoothed CDFs (h = 0.02) compared on 256 evenly spaced points.
+    with_ks = _loss(burn_in=100.0, realisations=2, duration=1000.0, fcd_target=target,
+                    fcd_window=(window, step), fcd_weight=0.5, fcd_metric="ks")
+    z = np.linspace(min(sim.min(), target.min()), max(sim.max(), target.max()), 256)
+
+    def cdf(v):
+        return np.mean(1.0 / (1.0 + np.exp(-(z[:, None] - v[None, :]) / 0.02)), axis=1)
+
+    ks = np.max(np.abs(cdf(sim) - cdf(target)))
+    loss2, metrics = with_ks(net, key)
+    np.testing.assert_allclose(float(metrics["fcd_distance"]), ks, rtol=1e-9)
+    np.testing.assert_allclose(float(loss2), float(loss0) + 0.5 * ks, rtol=1e-9)
+    with pytest.raises(ValueError, match="fcd_metric must be 'w2' or 'ks'"):
+        _loss(duration=500.0, fcd_target=target, fcd_window=(8, 2), fcd_metric="kl")

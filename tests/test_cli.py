@@ -23,10 +23,12 @@ from netdyn._cli import _fit_command, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# A very short simulation: a 1.44 s burn-in, then 2 realisations of 2.88 s with BOLD every
-# 144 ms (20 samples each); held-out: one realisation of 4.32 s.
-TINY = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440", "--realisations", "2",
-        "--heldout-duration", "4320", "--heldout-realisations", "1", "--grid", "3"]
+# A very short simulation: a 7.2 s burn-in, then 2 realisations of 7.2 s with BOLD at the
+# data's TR of 720 ms (10 samples each); held-out: one realisation of 7.2 s. Short, but past
+# the first seconds' transient, so that the scan finds G where the mean FC crosses the data's.
+TINY = ["fit", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
+        "--heldout-duration", "7200", "--heldout-realisations", "1", "--grid", "3",
+        "--bisect", "3"]
 OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc_heldout.csv",
            "fit.png", "settings.json", "scan.json")
 
@@ -112,11 +114,11 @@ def test_argparse_errors(args, capsys, tmp_path):
 @pytest.mark.parametrize(
     "args, flag",
     [
-        (["--tr", "700"], "--duration (2880 ms) must be a whole number of TRs --tr (700 ms)"),
-        (["--dt", "0.7"], "--tr (144 ms) must be a whole number of time steps --dt"),
+        (["--tr", "700"], "--duration (7200 ms) must be a whole number of TRs --tr (700 ms)"),
+        (["--dt", "0.7"], "--tr (720 ms) must be a whole number of time steps --dt"),
         (["--heldout-duration", "100"], "--heldout-duration (100 ms) must be a whole number"),
-        (["--warmup", "5000", "--burn-in", "0"], "leaves fewer than 2 BOLD samples"),
-        (["--warmup", "2500"], "--warmup (2500 ms) leaves no BOLD sample of the --burn-in"),
+        (["--warmup", "7000", "--burn-in", "0"], "leaves fewer than 2 BOLD samples"),
+        (["--warmup", "7500"], "--warmup (7500 ms) leaves no BOLD sample of the --burn-in"),
         (["--duration", "1e15", "--tr", "1000"], "--burn-in + --duration is 1e+15 steps"),
         (["--dt", "-1"], "--dt must be a finite number of ms > 0"),
     ],
@@ -170,14 +172,26 @@ def test_tiny_run(finished):
 
     report = json.loads((out / "params.json").read_text())
     assert report["steps"] == 2 and report["parameters"]["coupling.G"] > 0.0
-    # The fit starts from the best of the 3-point scan over [0.05, 0.45].
+    # The scan: 3 points over [0.05, 0.45], then 3 bisections of a pair between which the
+    # mean FC crosses that of the training runs; the fit starts at the lowest loss.
     scan = report["grid"]
-    np.testing.assert_allclose(scan["G"], [0.05, 0.25, 0.45])
-    assert report["initial"]["coupling.G"] == scan["G"][int(np.argmin(scan["loss"]))]
-    # The reported FC r is that of the written simulated FC against the embedded FC.
-    simulated = np.loadtxt(out / "fc_simulated.csv", delimiter=",")
-    target = np.asarray(nd.datasets.load("hcp").fc)
+    np.testing.assert_allclose(scan["G"][:3], [0.05, 0.25, 0.45])
+    assert scan["stage"][:3] == ["scan"] * 3 and scan["stage"][-3:] == ["bisect"] * 3
+    lo, hi = report["scan"]["bracket"]
+    assert abs(hi - lo) <= 0.4 / 2**3 + 1e-12  # at most the whole scan, halved 3 times
+    level = report["scan"]["target_mean_fc"]
+    at = {g: m for g, m in zip(scan["G"], scan["mean_fc"])}
+    assert (at[lo] - level) * (at[hi] - level) <= 0
+    assert report["initial"]["coupling.G"] == pytest.approx(
+        scan["G"][int(np.argmin(scan["loss"]))], rel=1e-12)
+    # The fitted FC is that of runs 1-4 (the mean of each run's FC), computed here by NumPy.
+    bold = np.asarray(nd.datasets.load("hcp").bold)
+    target = np.mean([np.corrcoef(run.T) for run in bold[:4]], axis=0)
+    test = np.mean([np.corrcoef(run.T) for run in bold[4:]], axis=0)
     iu = np.triu_indices(target.shape[0], k=1)
+    assert level == pytest.approx(target[iu].mean(), rel=1e-12)
+    # The reported FC r is that of the written simulated FC against the training runs' FC.
+    simulated = np.loadtxt(out / "fc_simulated.csv", delimiter=",")
     r = np.corrcoef(simulated[iu], target[iu])[0, 1]
     level = simulated[iu].mean() - target[iu].mean()
     np.testing.assert_allclose(report["fc_r"], r, rtol=1e-8)
@@ -189,6 +203,15 @@ def test_tiny_run(finished):
     np.testing.assert_allclose(report["heldout"]["fc_r"],
                                np.corrcoef(heldout[iu], target[iu])[0, 1], rtol=1e-8)
     np.testing.assert_allclose(report["heldout"]["saturation"], np.mean(heldout[iu] > 0.9))
+    # Scored on runs 5-7, which the fit never saw, with the noise ceiling of the split.
+    runs = report["runs"]
+    assert runs["train_runs"] == [1, 2, 3, 4] and runs["test_runs"] == [5, 6, 7]
+    np.testing.assert_allclose(runs["test"]["fc_r"],
+                               np.corrcoef(heldout[iu], test[iu])[0, 1], rtol=1e-6)
+    np.testing.assert_allclose(runs["test"]["ceiling"],
+                               np.corrcoef(target[iu], test[iu])[0, 1], rtol=1e-10)
+    np.testing.assert_allclose(runs["test"]["empirical_mean_fc"], test[iu].mean(), rtol=1e-10)
+    assert runs["fcd_window"] is None  # 10 samples per run: shorter than the 83-TR window
 
     lines = (out / "history.csv").read_text().splitlines()
     assert lines[0] == ("step,loss,grad_norm,wall_time,skipped,fc_r,mean_fc,rmse,saturation,"
@@ -224,7 +247,7 @@ def test_params_records_the_values_used(finished):
     out, _, _, _ = finished
     report = json.loads((out / "params.json").read_text())
     used = report["settings"]
-    assert used["G"] == report["initial"]["coupling.G"]  # the scan's start, not null
+    assert used["G"] == pytest.approx(report["initial"]["coupling.G"], rel=1e-12)  # not null
     assert used["sigma"] == 0.00283
     np.testing.assert_allclose(report["initial"]["noise.sigma"], 0.00283, rtol=1e-12)
 
@@ -350,3 +373,96 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     assert report["units"] == {"coupling.G": 1e-3}
     history = json.loads((out / "history.json").read_text())
     assert history["params"]["coupling.G"][0] == pytest.approx(0.7, rel=1e-12)
+
+
+def test_no_level_crossing_is_no_fit(tmp_path, capsys):
+    # 1.44 s after the common initial state every region still relaxes alike: the FC is
+    # saturated at every G, so no G reaches the data's mean FC. No fit is reported.
+    out = tmp_path / "fit"
+    argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
+            "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no usable fit" in err and "--G" in err
+    scan = json.loads((out / "scan.json").read_text())
+    assert scan["start"] is None and scan["bracket"] is None
+    assert min(scan["grid"]["mean_fc"]) > scan["target_mean_fc"]
+    assert "it stays within [0.9" in err
+    assert not (out / "params.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--train-runs", "1-4", "--test-runs", "4-7"], "run 4 is also a training run"),
+        (["--train-runs", "0-2"], "run 0 does not exist (the data have runs 1-7)"),
+        (["--test-runs", "8"], "run 8 does not exist"),
+        (["--train-runs", "one"], "expected run numbers such as 1-4"),
+        (["--train-runs", "1,1"], "a run named twice"),
+        (["--train-runs", "none"], "leaves nothing to fit"),
+    ],
+)
+def test_bad_run_splits(args, message, capsys, tmp_path):
+    err = _fail([*TINY, "--out", str(tmp_path / "fit"), *args], capsys)
+    assert message in err
+    assert not (tmp_path / "fit").exists()
+
+
+def _split_seen(argv, monkeypatch) -> tuple:
+    """The data and TR ``netdyn fit argv`` would fit, without simulating."""
+    seen = []
+    monkeypatch.setattr(_fit_command, "_run",
+                        lambda args, out, data, *rest: seen.append((data, args.tr)) or 0)
+    assert main(argv) == 0
+    return seen[0]
+
+
+def test_own_bold_files_and_their_tr(tmp_path, monkeypatch, capsys):
+    data = nd.datasets.load("hcp")
+    bold = np.asarray(data.bold)[:, :300]
+    files = []
+    for i, run in enumerate(bold[:3]):
+        path = tmp_path / f"sub-01_task-rest_run-{i + 1}_timeseries.tsv"
+        header = "\t".join(data.labels)
+        np.savetxt(path, run, delimiter="\t", header=header, comments="")
+        path.with_suffix(".json").write_text(json.dumps({"RepetitionTime": 2.0}))
+        files.append(str(path))
+    argv = ["fit", "--bold", *files, "--duration", "20000", "--heldout-duration", "20000",
+            "--burn-in", "20000", "--out", str(tmp_path / "fit"), "--train-runs", "1,3"]
+    fit_data, tr = _split_seen(argv, monkeypatch)
+    assert tr == 2000.0  # from the sidecars' RepetitionTime (s)
+    assert fit_data.train_runs == (1, 3) and fit_data.test_runs == (2,)
+    expected = np.mean([np.corrcoef(bold[i].T) for i in (0, 2)], axis=0)
+    np.testing.assert_allclose(fit_data.target, expected, rtol=1e-10)
+    np.testing.assert_array_equal(fit_data.test[0], bold[1])
+    # Runs over other regions than the connectome's: one line naming the file.
+    np.save(tmp_path / "short.npy", bold[:2, :, :79])
+    err = _fail(["fit", "--bold", str(tmp_path / "short.npy"), "--out", str(tmp_path / "x")],
+                capsys)
+    assert "short.npy" in err and "79 regions" in err and "80" in err
+
+
+def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
+    # The FCD target is the training runs' FCD values, pooled, with the window in TRs.
+    seen = []
+    monkeypatch.setattr(_fit_command, "_run",
+                        lambda args, out, data, net, loss_fn, *rest: seen.append(loss_fn) or 0)
+    argv = [*TINY, "--out", str(tmp_path / "fit"), "--fcd-weight", "0.5", "--fcd-window", "5",
+            "--fcd-step", "2", "--train-runs", "2,3"]
+    assert main(argv) == 0
+    loss_fn = seen[0]
+    assert loss_fn.fcd_window == (5, 2) and loss_fn.fcd_weight == 0.5
+    assert loss_fn.fcd_metric == "ks"
+    bold = np.asarray(nd.datasets.load("hcp").bold)
+
+    def values(x):
+        wins = [np.corrcoef(x[s:s + 5].T) for s in range(0, x.shape[0] - 4, 2)]
+        pairs = np.array([w[np.triu_indices(80, k=1)] for w in wins])
+        c = np.corrcoef(pairs)
+        return c[np.triu_indices(c.shape[0], k=1)]
+
+    expected = np.concatenate([values(bold[1]), values(bold[2])])
+    np.testing.assert_allclose(np.asarray(loss_fn.fcd_target), expected, rtol=1e-9, atol=1e-12)
+    # The default window (83 TRs at 720 ms) does not fit in the 10 TRs of each run.
+    err = _fail([*TINY, "--out", str(tmp_path / "other"), "--fcd-weight", "1"], capsys)
+    assert "--fcd-window" in err and "83 TRs" in err and "--duration" in err

@@ -1,12 +1,19 @@
-"""The connectome and the empirical FC that ``netdyn fit`` reads."""
+"""The connectome, the empirical FC and the BOLD runs that ``netdyn fit`` reads, and the
+split of the runs into those the fit sees and those it is scored on."""
 
+import math
 import zipfile
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import datasets
+from .._observation.runs import runs_fc
+
+# The TR simulated when neither --tr nor the data give one (the HCP's).
+DEFAULT_TR = 720.0
 
 # What reading a damaged or foreign file can raise (ValueError covers UnicodeDecodeError).
 _READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
@@ -34,9 +41,101 @@ def read_matrix(path: str) -> np.ndarray:
     return datasets.read_csv_matrix(path)
 
 
-def load_data(args) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """``(weights, lengths, fc, name)`` from ``--dataset`` or ``--weights``/``--lengths``,
-    and ``--fc``; checked against each other."""
+@dataclass(frozen=True)
+class FitData:
+    """What ``netdyn fit`` fits to and scores on (NumPy arrays; runs ``[time, nodes]``)."""
+
+    weights: np.ndarray
+    lengths: np.ndarray
+    target: np.ndarray  # the FC the fit matches: the training runs' (or --fc, the dataset's)
+    name: str
+    train: list[np.ndarray] | None  # the training runs, None without BOLD runs
+    test: list[np.ndarray] | None  # the test runs, None without any
+    train_runs: tuple[int, ...]  # their numbers, from 1 as people count runs
+    test_runs: tuple[int, ...]
+    tr: float | None  # the runs' sampling period in ms, when the data say
+
+
+def parse_runs(flag: str, spec: str, n: int) -> tuple[int, ...]:
+    """Run numbers from ``spec`` (``"1-4"``, ``"1,3,5-7"``, ``"all"``, ``"none"``), counted
+    from 1, each in ``1..n``; ``ValueError`` naming ``flag``."""
+    spec = spec.strip().lower()
+    if spec == "all":
+        return tuple(range(1, n + 1))
+    if spec == "none":
+        return ()
+    runs: list[int] = []
+    try:
+        for part in spec.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            first, last = int(lo), int(hi) if sep else int(lo)
+            runs.extend(range(first, last + 1))
+    except ValueError:
+        raise ValueError(f"{flag} {spec!r}: expected run numbers such as 1-4 or 1,3,5-7 "
+                         "(counted from 1), 'all' or 'none'.") from None
+    bad = [r for r in runs if not 1 <= r <= n]
+    if bad or not runs or len(set(runs)) != len(runs):
+        why = (f"run {bad[0]} does not exist (the data have runs 1-{n})" if bad else
+               "no run" if not runs else "a run named twice")
+        raise ValueError(f"{flag} {spec!r}: {why}.")
+    return tuple(runs)
+
+
+def _split(args, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Training and test runs of ``n``: by default the first half (rounded up) trains,
+    the rest tests (runs 1-4 and 5-7 of the embedded HCP data)."""
+    first = math.ceil(n / 2) if n >= 2 else n
+    train = (parse_runs("--train-runs", args.train_runs, n) if args.train_runs is not None
+             else tuple(range(1, first + 1)))
+    rest = tuple(r for r in range(1, n + 1) if r not in train)
+    test = parse_runs("--test-runs", args.test_runs, n) if args.test_runs is not None else rest
+    both = sorted(set(train) & set(test))
+    if both:
+        raise ValueError(f"--test-runs: run {both[0]} is also a training run (--train-runs): "
+                         "a score on runs the fit saw says nothing of how it generalises.")
+    if not train and args.fc is None:
+        raise ValueError("--train-runs none leaves nothing to fit: give training runs or --fc.")
+    return train, test
+
+
+def _runs(args, data) -> tuple[list[np.ndarray], float | None]:
+    """The BOLD runs (``--bold`` files, else the dataset's) and their TR, if any."""
+    if args.bold:
+        runs = _read("--bold", args.bold[0], lambda _: datasets.read_bold(
+            args.bold, n_regions=data.n_nodes), *args.bold[1:])
+        return [np.asarray(r) for r in runs.runs], runs.tr
+    if data.bold is None:
+        return [], None
+    return [np.asarray(r) for r in data.bold], data.tr
+
+
+def load_data(args) -> FitData:
+    """The data of ``--dataset`` or ``--weights``/``--lengths``, ``--fc`` and ``--bold``,
+    checked against each other, with the runs split by ``--train-runs``/``--test-runs``.
+    Sets ``args.tr`` to the runs' TR when ``--tr`` is not given (another ``--tr`` is
+    simulated as given; FCDs are then not compared, their windows being in TRs)."""
+    weights, lengths, fc, name, data = _connectome(args)
+    runs, tr = _runs(args, data)
+    if not runs and (args.train_runs is not None or args.test_runs is not None):
+        raise ValueError(f"--train-runs/--test-runs: {name!r} has no BOLD runs; give them "
+                         "with --bold FILE [FILE ...].")
+    if args.tr is None:
+        args.tr = tr if tr is not None else DEFAULT_TR
+    train, test = _split(args, len(runs)) if runs else ((), ())
+    train_data = [runs[r - 1] for r in train] or None
+    if fc is None:
+        if train_data is None:
+            raise ValueError(f"--dataset {name!r} has no FC and no BOLD runs: pass --fc FILE "
+                             "or --bold FILE [FILE ...].")
+        fc = runs_fc(train_data)
+    return FitData(weights, lengths, fc, name, train_data, [runs[r - 1] for r in test] or None,
+                   train, test, tr)
+
+
+def _connectome(args):
+    """``(weights, lengths, fc, name, dataset)``: the connectome of ``--dataset`` or
+    ``--weights``/``--lengths``, and ``--fc`` (``None`` without it: the training runs'
+    FC is the target, else the dataset's)."""
     if args.weights is not None:
         if args.lengths is None:
             raise ValueError("--weights needs --lengths (tract lengths in mm).")
@@ -55,17 +154,20 @@ def load_data(args) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
         )
     if data.lengths is None:
         raise ValueError(f"--dataset {data.name!r} has no tract lengths (needed for delays).")
-    target = data.fc if args.fc is None else _read("--fc", args.fc, read_matrix)
-    if target is None:
-        raise ValueError(f"--dataset {data.name!r} has no FC: pass --fc FILE.")
     n = data.n_nodes
-    target = np.asarray(target, dtype=float)
+    if args.fc is None:
+        has_runs = data.bold is not None or args.bold
+        target = None if has_runs or data.fc is None else np.asarray(data.fc, dtype=float)
+        return _weights(args, data), np.asarray(data.lengths), target, data.name, data
+    target = np.asarray(_read("--fc", args.fc, read_matrix), dtype=float)
     if target.shape != (n, n):
         raise ValueError(
             f"--fc: the FC matrix has shape {target.shape}, but the connectome has {n} "
             f"regions (expected ({n}, {n}))."
         )
+    return _weights(args, data), np.asarray(data.lengths), target, data.name, data
+
+
+def _weights(args, data) -> np.ndarray:
     weights = np.asarray(data.weights)
-    if args.normalise:
-        weights = weights / weights.max()
-    return weights, np.asarray(data.lengths), target, data.name
+    return weights / weights.max() if args.normalise else weights

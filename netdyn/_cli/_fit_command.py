@@ -1,4 +1,5 @@
-"""``netdyn fit``: a scan of G for the start, the gradient fit, the held-out check."""
+"""``netdyn fit``: a scan of G for the start, the gradient fit, the held-out check and the
+scores on the test runs."""
 
 import json
 import sys
@@ -14,14 +15,25 @@ import numpy as np
 from .._fit.errors import FitDivergedError
 from .._fit.fc_loss import FcLoss
 from .._fit.fit import fit
+from .._fit.level_search import level_search
+from .._fit.step import float_dtype
 from .._network import Network
+from .._observation.fcd import fcd, fcd_values
+from .._observation.runs import score_runs
 from .._solver.heun import Heun
-from .._sweep import sweep
 from ._atomic import write_json
 from ._checks import check_numbers
-from ._data import load_data
+from ._data import FitData, load_data
 from ._model import MODELS, factor, network, optimiser, remat, selection
-from ._report import diverged_message, for_people, report, summary, write_history, write_results
+from ._report import (
+    diverged_message,
+    for_people,
+    no_crossing_message,
+    report,
+    summary,
+    write_history,
+    write_results,
+)
 from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_command
 
 # The held-out noise: a stream of the seed's key that the fit's realisations
@@ -29,51 +41,109 @@ from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_
 HELDOUT_STREAM = 2**31 - 1
 
 
-def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
-    """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``) and the FC."""
-    simulated = np.asarray(_simulated_fc(loss_fn, model, key))
+def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``), the FC (the
+    mean of the realisations') and the signals ``[realisations, samples, nodes]``."""
+    signals = np.asarray(_signals(loss_fn, model, key))
+    simulated = np.mean([np.corrcoef(x.T) for x in signals], axis=0)
     loss, metrics = loss_fn.loss_of_fc(jnp.asarray(simulated))
     out = {k: float(v) for k, v in metrics.items()}
     out["loss"] = float(loss)
-    return out, simulated
+    return out, simulated, signals
 
 
 @eqx.filter_jit
-def _simulated_fc(loss_fn: FcLoss, model, key):
-    return loss_fn.simulated_fc(model, key)
+def _signals(loss_fn: FcLoss, model, key):
+    return loss_fn.signals(model, key)
 
 
-def _grid_start(args, net: Network, loss_fn: FcLoss, key) -> dict:
-    """The scan of ``args.grid`` values of G over [G0 / 3, 3 G0] (G0 the model's default;
-    loss of one realisation, forward only), in the units of ``--G``:
-    ``{"start": best G, "grid": {"G": [...], "loss": [...]}}``.
+@eqx.filter_jit
+def _scan_point(loss_fn: FcLoss, model, key):
+    loss, metrics = loss_fn(model, key)
+    return loss, metrics["mean_fc"]
+
+
+def fcd_samples(args) -> tuple[int, int]:
+    """The FCD window and step in samples (TRs): ``--fcd-window``/``--fcd-step``, else
+    60 s and 2 s in whole TRs."""
+    window = args.fcd_window if args.fcd_window is not None else max(2, round(60_000 / args.tr))
+    step = args.fcd_step if args.fcd_step is not None else max(1, round(2_000 / args.tr))
+    if window < 2 or step < 1:
+        raise ValueError(f"--fcd-window must be >= 2 and --fcd-step >= 1 TRs, got {window} "
+                         f"and {step}.")
+    return window, step
+
+
+def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
+    """The start of G (in the units of ``--G``): ``level_search`` from ``args.grid``
+    values over [G0 / 3, 3 G0] (G0 the model's default) for the G next to the peak of the
+    simulated mean FC (one realisation, forward only, one noise key) where it meets the
+    empirical one, bisected ``args.bisect`` times; the start is the lowest loss seen.
+    ``{"start": G or None, "bracket", "target_mean_fc", "grid": {"G", "loss", "mean_fc",
+    "stage"}}``.
 
     The FC of delay-coupled mean-field models peaks in a narrow band of G at the edge of a
-    bifurcation, and the loss is nearly flat far from it, where gradients say little: a
-    coarse forward scan finds the band, the gradient fit then refines within it."""
+    bifurcation; the loss is nearly flat far from it, where gradients say little. The band
+    moves with the connectome's scale (weights x 1.06 moved it off a grid point that had
+    hit it); the search follows the mean FC's peak and finds the crossing to any width."""
     G0 = MODELS[args.model].G
-    values = np.linspace(G0 / 3, 3 * G0, args.grid)
-    # The network's G for each value, as the preset computes it from --G.
-    internal = values * factor(args.model, "coupling.G")
+    unit = factor(args.model, "coupling.G")
     one = loss_fn.replace(realisations=1)
+    level = float(target[np.triu_indices(target.shape[0], k=1)].mean())
     if not args.quiet:
-        print(f"netdyn fit: scanning {args.grid} values of G in [{values[0]:.3g}, "
-              f"{values[-1]:.3g}] for a starting point ...", flush=True)
-    losses = np.asarray(sweep(lambda m: one(m, key)[0], net, internal,
-                              where=lambda n: n.coupling.G, batch_size=1))
-    best = int(np.argmin(np.where(np.isfinite(losses), losses, np.inf)))
-    return {"start": float(values[best]),
-            "grid": {"G": values.tolist(), "loss": [float(x) for x in losses]}}
+        print(f"netdyn fit: scanning {args.grid} values of G in [{G0 / 3:.3g}, {3 * G0:.3g}] "
+              f"for the mean FC of the data ({level:.3f}), then its peak and "
+              f"{args.bisect} bisections ...", flush=True)
+
+    def evaluate(values: np.ndarray) -> dict[str, np.ndarray]:
+        out = [_scan_point(one, eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(
+            g * unit, float_dtype())), key) for g in values]
+        return {"mean_fc": np.array([float(m) for _, m in out]),
+                "loss": np.array([float(loss) for loss, _ in out])}
+
+    found = level_search(evaluate, np.linspace(G0 / 3, 3 * G0, args.grid), level,
+                         key="mean_fc", iterations=args.bisect)
+    losses = np.where(np.isfinite(found.results["loss"]), found.results["loss"], np.inf)
+    best = int(np.argmin(losses))
+    return {"start": None if found.bracket is None else float(found.values[best]),
+            "bracket": None if found.bracket is None else list(found.bracket),
+            "target_mean_fc": level,
+            "grid": {"G": found.values.tolist(), "loss": found.results["loss"].tolist(),
+                     "mean_fc": found.results["mean_fc"].tolist(), "stage": list(found.stage)}}
 
 
-def _losses(args, target, monitor) -> tuple[FcLoss, FcLoss]:
+def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:
     """The fit's loss and the held-out check's."""
-    loss_fn = FcLoss(target, Heun(remat=remat(args.remat)), monitor, duration=args.duration,
-                     dt=args.dt, metric=args.loss, burn_in=args.burn_in,
-                     realisations=args.realisations, burn_in_gradient=args.burn_in_gradient)
+    fcd = {}
+    if args.fcd_weight > 0:
+        if data.train is None:
+            raise ValueError("--fcd-weight needs BOLD runs to fit (--bold or a dataset with "
+                             "runs, and --train-runs).")
+        window, step = fcd_samples(args)
+        samples = round(args.duration / args.tr)
+        if window > samples:
+            raise ValueError(f"--fcd-weight: the FCD window ({window} TRs, --fcd-window) is "
+                             f"longer than each simulated run ({samples} TRs, --duration "
+                             f"{args.duration:g} ms): lengthen --duration or shorten the "
+                             "window.")
+        fcd = {"fcd_target": _fcd_values(data.train, window, step),
+               "fcd_window": (window, step), "fcd_weight": args.fcd_weight, "fcd_metric": "ks"}
+    loss_fn = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
+                     duration=args.duration, dt=args.dt, metric=args.loss,
+                     burn_in=args.burn_in, realisations=args.realisations,
+                     burn_in_gradient=args.burn_in_gradient, **fcd)
     heldout_fn = loss_fn.replace(duration=args.heldout_duration,
                                  realisations=args.heldout_realisations)
     return loss_fn, heldout_fn
+
+
+def _fcd_values(runs, window: int, step: int) -> np.ndarray:
+    """The FCD values (``k = 1``) of every run, pooled."""
+    short = [r.shape[0] for r in runs if r.shape[0] < window]
+    if short:
+        raise ValueError(f"--fcd-window {window} TRs is longer than a training run "
+                         f"({short[0]} TRs).")
+    return np.concatenate([np.asarray(fcd_values(fcd(r, window, step))) for r in runs])
 
 
 def _start(args, out: Path, net, loss_fn, key) -> dict | None:
@@ -82,18 +152,19 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
         return None
     if args.resume and (out / SCAN).is_file():
         return json.loads((out / SCAN).read_text(encoding="utf-8"))
-    scan = _grid_start(args, net, loss_fn, key)
+    scan = _scan(args, net, loss_fn, np.asarray(loss_fn.target), key)
     write_json(out / SCAN, scan)
     return scan
 
 
 def fit_command(args, argv: Sequence[str]) -> int:
     """Run ``netdyn fit`` (``argv``: its command line, for the hints); the exit status."""
+    data = load_data(args)  # first: it sets --tr from the runs when not given
     check_numbers(args)
-    weights, lengths, target, name = load_data(args)
-    net, monitor = network(args, weights, lengths)
+    fcd_samples(args)
+    net, monitor = network(args, data.weights, data.lengths)
     selection(args, net)  # --fit checked before anything is written
-    loss_fn, heldout_fn = _losses(args, target, monitor)
+    loss_fn, heldout_fn = _losses(args, data, monitor)
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
         done, total = checkpoint_steps(out)
@@ -101,7 +172,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
               + (f", continuing at step {done + 1}." if done < total else
                  "; evaluating its result again."), flush=True)
     try:
-        return _run(args, out, (weights, lengths, target, name), net, loss_fn, heldout_fn)
+        return _run(args, out, data, net, loss_fn, heldout_fn)
     except KeyboardInterrupt:
         saved = checkpoint_steps(out)
         if saved is None or saved[0] == 0:
@@ -114,12 +185,12 @@ def fit_command(args, argv: Sequence[str]) -> int:
         return 130
 
 
-def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
-    weights, lengths, target, name = data
+def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     key = jax.random.key(args.seed)
     if not args.quiet:
         print(
-            f"netdyn fit: {args.model} on {name!r} ({weights.shape[0]} regions); each step: "
+            f"netdyn fit: {args.model} on {data.name!r} ({data.weights.shape[0]} regions), "
+            f"{_fitted_on(data)}; each step: "
             f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
             f"{loss_fn.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms); fitting "
             f"{args.fit} over {args.steps} steps (loss {args.loss}, remat {args.remat}); "
@@ -127,9 +198,12 @@ def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
         )
     start = time.perf_counter()  # the scan and the fit
     scan = _start(args, out, net, loss_fn, key)
+    if scan is not None and scan["start"] is None:
+        print(no_crossing_message(args, scan, out), file=sys.stderr)
+        return 3
     G = scan["start"] if scan is not None else None
     if G is not None:
-        net, _ = network(args, weights, lengths, G=G)
+        net, _ = network(args, data.weights, data.lengths, G=G)
     where, bounds, net = selection(args, net)
     try:
         fitted, history = fit(
@@ -144,15 +218,45 @@ def _run(args, out: Path, data, net, loss_fn, heldout_fn) -> int:
         return 1
     elapsed = time.perf_counter() - start
 
-    train, simulated = _evaluate(loss_fn, fitted, key)
+    train, simulated, _ = _evaluate(loss_fn, fitted, key)
     if not args.quiet:
         print(f"netdyn fit: held-out check, {args.heldout_realisations} x "
               f"{args.heldout_duration / 1000:g} s with new noise ...", flush=True)
-    heldout, simulated_heldout = _evaluate(heldout_fn, fitted,
-                                           jax.random.fold_in(key, HELDOUT_STREAM))
+    heldout, simulated_heldout, signals = _evaluate(heldout_fn, fitted,
+                                                    jax.random.fold_in(key, HELDOUT_STREAM))
     history = for_people(history, args.model)
-    result = report(args, history, where(fitted), (train, heldout), scan, target, elapsed)
-    plotted = write_results(args, out, result, history, target, simulated,
-                            simulated_heldout, f"{args.model} on {name}: fit {args.fit}")
+    result = report(args, history, where(fitted), (train, heldout), scan, data.target, elapsed)
+    result["runs"] = _run_scores(args, data, signals)
+    test = np.mean([np.corrcoef(r.T) for r in data.test], axis=0) if data.test else None
+    plotted = write_results(args, out, result, history, (data.target, test), simulated,
+                            simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}")
     print(summary(out, result, plotted))
     return 0
+
+
+def _fitted_on(data: FitData) -> str:
+    """What the fit matches and what it is scored on, for the first line."""
+    if data.train is None:
+        return "fitting its FC (no BOLD runs to test on)"
+    runs = ",".join(map(str, data.train_runs))
+    tested = (f", scored on runs {','.join(map(str, data.test_runs))}" if data.test
+              else ", no test runs")
+    return f"fitting the FC of runs {runs}{tested}"
+
+
+def _run_scores(args, data: FitData, signals: np.ndarray) -> dict | None:
+    """The held-out simulation scored on the training and the test runs (``score_runs``)."""
+    if data.train is None:
+        return None
+    window, step = fcd_samples(args)
+    # FCD windows count samples: compared only when the simulation samples as the data do.
+    same_tr = data.tr is None or abs(data.tr - args.tr) <= 1e-6 * data.tr
+    shortest = min(signals.shape[1], *(r.shape[0] for r in data.train + (data.test or [])))
+    fcd_window = window if same_tr and window <= shortest else None
+    scores = {"train_runs": list(data.train_runs), "test_runs": list(data.test_runs),
+              "fcd_window": fcd_window, "fcd_step": step,
+              "train": score_runs(signals, data.train, fcd_window=fcd_window, fcd_step=step)}
+    if data.test:
+        scores["test"] = score_runs(signals, data.test, train=data.train,
+                                    fcd_window=fcd_window, fcd_step=step)
+    return scores

@@ -28,7 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     **Returns** the exit status: 0 on success, 1 if the fit diverged (the history and
     checkpoint are still written), 2 for invalid arguments or input files (one line on
-    stderr), 130 if interrupted (Ctrl-C; the line says how to resume).
+    stderr), 3 if no scanned G brings the simulated mean FC to the data's (no usable start:
+    no fit is made), 130 if interrupted (Ctrl-C; the line says how to resume).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

@@ -7,15 +7,22 @@ from .._fit.fc_loss import METRICS
 from ._model import MODELS
 
 _FIT_HELP = """\
-Fit a delay-coupled network model to an empirical functional connectivity (FC) matrix by
-gradient descent through the whole simulation, and check the fit on noise it never saw.
+Fit a delay-coupled network model to the functional connectivity (FC) of training runs of
+BOLD by gradient descent through the whole simulation, and score it on test runs it never
+saw, with noise it never saw.
 
 With no options: the embedded HCP group connectome (80 AAL2 regions; delays = tract
-length / 4 mm/ms, up to 62 ms), Reduced Wong-Wang nodes (w = 0.5, I_o = 0.32), delayed
-linear coupling, additive noise on S, stochastic Heun with dt = 1 ms, Balloon-Windkessel
-BOLD sampled at TR = 720 ms (the HCP's). The global coupling G and the noise amplitude
-sigma are fitted (--fit G,sigma):
+length / 4 mm/ms, up to 62 ms) and its 7 BOLD runs; Reduced Wong-Wang nodes (w = 0.5,
+I_o = 0.32), delayed linear coupling, additive noise on S, stochastic Heun with
+dt = 1 ms, Balloon-Windkessel BOLD sampled at the data's TR (720 ms). The global coupling
+G and the noise amplitude sigma are fitted (--fit G,sigma):
 
+- Fitted on runs 1-4, scored on runs 5-7 (--train-runs, --test-runs; by default the
+  first half of the runs, rounded up, trains): the target is the mean of the training
+  runs' FCs. The score on the test runs is reported beside the noise ceiling, the FC r
+  between the training and the test runs' FCs (0.899 here), which no model can be
+  expected to beat. --bold reads your own runs (TSV/CSV as fMRIPrep, XCP-D or nilearn
+  write them, with the TR from the BIDS JSON sidecar, or .npy); --fc fits a given FC.
 - Stationary dynamics only: every simulation starts with a 57.6 s burn-in, simulated
   forward without gradient, so that the shared relaxation from the initial state (which
   correlates all regions and inflates FC) is not part of the signal. (The gradient then
@@ -24,32 +31,41 @@ sigma are fitted (--fit G,sigma):
 - Enough BOLD for a stable FC: each step simulates 4 independent noise realisations of
   43.2 s (4 x 60 TRs, 2.9 min of BOLD) in parallel and compares their mean FC.
 - Pattern and level: the loss is 1 - r + |mean FC - empirical mean FC|, with r the
-  Pearson correlation of the FC upper triangles.
-- The FC peaks in a narrow band of G at the edge of the model's bifurcation: a scan of
-  17 values of G (forward only) picks the start, then Adam refines G and sigma (12 steps,
-  learning rate 0.01 cosine-decayed to 0.001; the best step is kept). One fixed noise
-  key for the whole fit (common random numbers: the loss is a smooth function of the
-  parameters), so that a step which raises the loss is taken back and retried at half
-  the length, with Adam restarted (netdyn.backtrack; not with --redraw).
+  Pearson correlation of the FC upper triangles (--loss 1-r+huber smooths the level
+  term near the match).
+- The FC peaks in a narrow band of G (about 0.002 wide here) at the edge of the model's
+  bifurcation, which moves with the connectome's scale. The start finds it: a scan of 17
+  values of G (forward only, one realisation each), then a search for the peak of the
+  simulated mean FC and 8 bisections of the G where it meets the data's mean FC; the fit
+  starts at the lowest loss seen. If no G reaches the data's level, it says so and stops
+  with exit status 3 (no fit). Then Adam refines G and sigma (12 steps, learning rate
+  0.01 cosine-decayed to 0.001; the best step is kept). One fixed noise key for the
+  whole fit (common random numbers: the loss is a smooth function of the parameters),
+  so that a step which raises the loss is taken back and retried at half the length,
+  with Adam restarted (netdyn.backtrack; not with --redraw).
 - Held-out check: the fitted model is simulated again with new noise, 4 x 288 s after the
-  burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) are printed
-  and saved next to the fit's.
+  burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) against the
+  fitted FC, and its FC r, mean FC, saturation and FCD KS against the test runs (with the
+  fraction of the noise ceiling reached) are printed and saved next to the fit's.
 
 Measured with these defaults: 223 s for the whole command on a quiet 2-core x86_64 CPU
 in float64, 458 s on a loaded one (benchmarks/fit.md in the source repository); it
 scales with --steps, --grid, --duration, --realisations and the number of regions.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json (the
-options, at the start), scan.json (the G scan), params.json (fitted and initial
-parameters in the units of --G and --sigma, fit and held-out metrics, the G scan, the
-best step, the settings with the values used), history.csv and history.json (one row
-per step, numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse,
-saturation, gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv,
-checkpoint.eqx and fit.png (loss curve, FC matrices and scatters of the fit and of the
-held-out run, FC value histograms) when matplotlib is installed (pip install
-"netdyn[plot]"). A folder with results is not overwritten without --overwrite. Ctrl-C
-keeps the steps done in checkpoint.eqx and prints the command that continues the fit
-(--resume, with the same options).
+options, at the start), scan.json (the search for the start), params.json (fitted and
+initial parameters in the units of --G and --sigma, fit and held-out metrics, the scores
+on the training and test runs with the noise ceiling, the scan, the best step, the
+settings with the values used), history.csv and history.json (one row per step,
+numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse, saturation,
+gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv, checkpoint.eqx
+and fit.png (loss curve, FC matrices and scatters of the fit and of the held-out run, FC
+value histograms, the scan of G, the held-out FC against the test runs') when matplotlib
+is installed (pip install "netdyn[plot]"). A folder with results is not overwritten
+without --overwrite. Ctrl-C keeps the steps done in checkpoint.eqx and prints the command
+that continues the fit (--resume, with the same options). Exit status: 0 fitted, 1
+diverged, 2 bad options or files, 3 no usable start (no G reaches the data's mean FC),
+130 interrupted.
 """
 
 DEFAULT_DURATION = 43_200.0
@@ -58,6 +74,7 @@ DEFAULT_BURN_IN = 57_600.0
 DEFAULT_HELDOUT_DURATION = 288_000.0
 DEFAULT_HELDOUT_REALISATIONS = 4
 DEFAULT_GRID = 17
+DEFAULT_BISECT = 8
 DEFAULT_STEPS = 12
 DEFAULT_LR = 0.01
 
@@ -81,8 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
                       help="weights matrix file [target, source] (replaces --dataset)")
     data.add_argument("--lengths", metavar="CSV", help="tract lengths file in mm (with "
                       "--weights)")
-    data.add_argument("--fc", metavar="FILE", help="empirical FC matrix (.csv/.txt or .npy); "
-                      "default: the dataset's")
+    data.add_argument("--fc", metavar="FILE", help="empirical FC matrix to fit (.csv/.txt or "
+                      ".npy); default: the FC of the training runs (--train-runs), else the "
+                      "dataset's")
+    data.add_argument("--bold", nargs="+", metavar="FILE",
+                      help="regional BOLD time series, one file per run: TSV/CSV as written "
+                      "by fMRIPrep, XCP-D or nilearn (one column per region, rows = TRs, "
+                      "optional header; the TR from a BIDS JSON sidecar's RepetitionTime), "
+                      "or .npy [time, regions] / [runs, time, regions]; default: the "
+                      "dataset's runs (the embedded hcp has 7)")
+    data.add_argument("--train-runs", dest="train_runs", metavar="RUNS",
+                      help="the runs whose FC is fitted, counted from 1, e.g. 1-4 or 1,3,5 "
+                      "(default: the first half, rounded up: 1-4 of 7)")
+    data.add_argument("--test-runs", dest="test_runs", metavar="RUNS",
+                      help="the runs the fit is scored on, never seen by it: FC r, mean FC, "
+                      "saturation, FCD KS and the noise ceiling (r between training and test "
+                      "FC); 'none' for no test (default: the runs not trained on)")
     data.add_argument("--normalise", action="store_true",
                       help="divide the weights by their maximum")
     model = p.add_argument_group("model")
@@ -115,8 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "of the whole simulation (slower); by default the burn-in's final "
                        "state is held fixed, which biases the gradient where the dynamics "
                        "have a long memory (above the critical coupling)")
-    model.add_argument("--tr", type=float, default=720.0,
-                       help="BOLD sampling period in ms (default 720, the HCP's)")
+    model.add_argument("--tr", type=float, default=None,
+                       help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
+                       "the HCP's)")
     model.add_argument("--warmup", type=float, default=0.0,
                        help="with --burn-in 0: initial ms of BOLD discarded (default 0)")
     opt = p.add_argument_group("fit")
@@ -129,12 +161,25 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--loss", choices=METRICS, default="1-r+mean",
                      help="1-r+mean: 1 - the Pearson r of the FC upper triangles (pattern) "
                      "plus the absolute difference of their means (level); 1-r: pattern "
-                     "only; rmse: their RMSE (default: 1-r+mean)")
+                     "only; 1-r+huber: 1-r+mean with the level term smoothed within 0.05 of "
+                     "the empirical mean (Huber); rmse: their RMSE (default: 1-r+mean)")
     opt.add_argument("--grid", type=int, default=DEFAULT_GRID, metavar="N",
-                     help="when G is fitted and --G is not given: start from the best of N "
-                     "values of G evenly spaced over [G0 / 3, 3 G0] (G0 the model's default), "
-                     "each scored by one forward simulation of one realisation; 0: start "
-                     f"at G0 (default {DEFAULT_GRID})")
+                     help="when G is fitted and --G is not given: scan N values of G evenly "
+                     "spaced over [G0 / 3, 3 G0] (G0 the model's default; extended up to "
+                     "twice, 3x beyond its edge, if needed), each scored by one forward "
+                     "simulation of one realisation, for the two neighbours between which "
+                     "the simulated mean FC crosses the empirical one; --bisect narrows "
+                     "that bracket; the fit starts at the lowest loss seen. 0: start at G0 "
+                     f"(default {DEFAULT_GRID})")
+    opt.add_argument("--bisect", type=int, default=DEFAULT_BISECT, metavar="K",
+                     help="bisections of the bracket of the mean-FC crossing (each one "
+                     f"forward simulation; default {DEFAULT_BISECT}: 2^-{DEFAULT_BISECT} of "
+                     "the grid's spacing)")
+    opt.add_argument("--fcd-weight", type=float, default=0.0, dest="fcd_weight",
+                     help="weight of an FCD term in the loss: the smoothed Kolmogorov-Smirnov "
+                     "distance between the simulated and the training runs' FCD values "
+                     "(--fcd-window, --fcd-step; --duration must hold a window; default 0: "
+                     "none)")
     opt.add_argument("--steps", type=int, default=DEFAULT_STEPS,
                      help=f"optimisation steps (default {DEFAULT_STEPS})")
     opt.add_argument("--lr", type=float, default=DEFAULT_LR,
@@ -161,6 +206,12 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
                       default=DEFAULT_HELDOUT_REALISATIONS,
                       help="held-out noise realisations; their FCs are averaged (default "
                       f"{DEFAULT_HELDOUT_REALISATIONS})")
+    held.add_argument("--fcd-window", type=int, default=None, dest="fcd_window", metavar="TRS",
+                      help="FCD sliding window in TRs (default: the TRs in 60 s, 83 at TR "
+                      "720 ms)")
+    held.add_argument("--fcd-step", type=int, default=None, dest="fcd_step", metavar="TRS",
+                      help="FCD window step in TRs (default: the TRs in 2 s, at least 1: 3 "
+                      "at TR 720 ms)")
     out = p.add_argument_group("output")
     out.add_argument("--out", default="netdyn-fit", metavar="DIR",
                      help="results folder (default: ./netdyn-fit)")

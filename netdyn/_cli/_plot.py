@@ -3,15 +3,20 @@
 import numpy as np
 
 
-def figure(history, target, train, heldout, title: str):
-    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom): a
-    matplotlib ``Figure``, or ``None`` without matplotlib."""
+def figure(history, empirical, train, heldout, title: str, scan=None, runs=None):
+    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
+    the scan of G and the held-out run against the test runs' FC (right): a matplotlib
+    ``Figure``, or ``None`` without matplotlib. ``empirical``: ``(target, test FC or
+    None)``; ``scan``: the scan's ``grid`` dict; ``runs``: the run scores."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return None
-    fig = Figure(figsize=(14, 7), layout="constrained")
-    ax = fig.subplots(2, 4)
+    target, test = empirical
+    fig = Figure(figsize=(17.5, 7), layout="constrained")
+    ax = fig.subplots(2, 5)
+    _scan_panel(ax[0, 4], scan, target)
+    _test_panel(ax[1, 4], test, heldout, runs)
     steps = history.step  # numbered from 1 (_report.for_people)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
     ax[0, 0].set_xlabel("step")
@@ -28,7 +33,7 @@ def figure(history, target, train, heldout, title: str):
         a = ax[row, 1] if row == 1 else ax[0, 1]
         if row == 0:
             im = a.imshow(target, vmin=-1, vmax=1, cmap="RdBu_r")
-            a.set_title(f"empirical FC (mean {target[iu].mean():.2f})")
+            a.set_title(f"empirical FC, fitted (mean {target[iu].mean():.2f})")
         else:
             bins = np.linspace(-0.5, 1.0, 61)
             a.hist(target[iu], bins=bins, alpha=0.5, label="empirical", density=True)
@@ -54,6 +59,63 @@ def figure(history, target, train, heldout, title: str):
         f"{'mean FC':14s}{train[iu].mean():7.3f}{heldout[iu].mean():10.3f}\n"
         f"{'FC > 0.9':14s}{100 * np.mean(train[iu] > 0.9):6.1f}%"
         f"{100 * np.mean(heldout[iu] > 0.9):9.1f}%\n"
-        f"empirical mean FC {target[iu].mean():.3f}"), family="monospace", va="center")
+        f"empirical mean FC {target[iu].mean():.3f}" + _test_rows(runs)),
+        family="monospace", va="center")
     fig.colorbar(im, ax=ax[:, 2], shrink=0.6)
     return fig
+
+
+def _test_rows(runs) -> str:
+    """The text rows of the scores on the training and test runs."""
+    if runs is None:
+        return ""
+    rows = f"\n\nheld-out vs runs{'train':>7s}{'test':>8s}"
+    train, test = runs["train"], runs.get("test") or {}
+    for key, label in (("fc_r", "FC r"), ("empirical_mean_fc", "runs' mean FC"),
+                       ("fcd_ks", "FCD KS")):
+        if key in train:
+            t = f"{test[key]:8.3f}" if key in test else f"{'-':>8s}"
+            rows += f"\n{label:16s}{train[key]:7.3f}{t}"
+    if "ceiling" in test:
+        rows += (f"\nnoise ceiling {test['ceiling']:.3f}: "
+                 f"{100 * test['fraction_of_ceiling']:.0f} % reached")
+    return rows
+
+
+def _scan_panel(a, scan, target) -> None:
+    """Loss and mean FC of the scan of G, with the data's mean FC."""
+    if scan is None or "mean_fc" not in scan:
+        a.axis("off")
+        a.set_title("no scan of G (--G given or --grid 0)")
+        return
+    g, loss, mean = (np.asarray(scan[k], dtype=float) for k in ("G", "loss", "mean_fc"))
+    stage = np.asarray(scan["stage"])
+    for name, style, color in (("scan", "o", "C1"), ("extend", "o", "C4"), ("peak", "^", "C2"),
+                               ("bisect", "x", "C3")):
+        at = stage == name
+        if at.any():
+            a.plot(g[at], mean[at], style, color=color, ms=4, label=f"mean FC, {name}")
+    iu = np.triu_indices(target.shape[0], k=1)
+    a.axhline(target[iu].mean(), color="k", lw=0.8, ls=":", label="data's mean FC")
+    a.set_xlabel("G")
+    a.set_ylabel("mean FC (one realisation)")
+    a.legend(fontsize="x-small")
+    twin = a.twinx()
+    twin.plot(g[np.argsort(g)], loss[np.argsort(g)], color="C0", lw=0.8)
+    twin.set_ylabel("loss", color="C0")
+    a.set_title("scan of G for the start", fontsize="medium")
+
+
+def _test_panel(a, test, heldout, runs) -> None:
+    """The held-out simulated FC against the FC of the test runs."""
+    if test is None:
+        a.axis("off")
+        a.set_title("no test runs")
+        return
+    iu = np.triu_indices(test.shape[0], k=1)
+    a.scatter(test[iu], heldout[iu], s=2, alpha=0.4, color="C2")
+    a.set_xlabel(f"FC of the test runs {','.join(map(str, runs['test_runs']))}")
+    a.set_ylabel("simulated FC (held-out)")
+    t = runs["test"]
+    a.set_title(f"test runs: r = {t['fc_r']:.3f} ({100 * t['fraction_of_ceiling']:.0f} % of "
+                f"ceiling {t['ceiling']:.3f})", fontsize="medium")

@@ -54,6 +54,8 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
         **{k: train[k] for k in ("loss", "fc_r", "rmse", "mean_fc", "saturation")},
         "heldout": heldout,
         "grid": None if scan is None else scan["grid"],
+        "scan": None if scan is None else {k: scan.get(k) for k in ("bracket",
+                                                                      "target_mean_fc")},
         "empirical_mean_fc": float(target[iu].mean()),
         "initial_loss": float(history.loss[0]),
         "initial_fc_r": float(history.metrics["fc_r"][0]),
@@ -72,22 +74,64 @@ def write_history(out: Path, history: FitHistory) -> None:
     history.to_json(out / "history.json")
 
 
-def write_results(args, out: Path, result: dict, history: FitHistory, target, simulated,
+def write_results(args, out: Path, result: dict, history: FitHistory, empirical, simulated,
                   simulated_heldout, title: str) -> bool:
-    """Write every result file (each atomically); whether the figure was written."""
+    """Write every result file (each atomically); whether the figure was written.
+    ``empirical``: ``(target, test)``, the FC fitted and that of the test runs (or
+    ``None``)."""
     write_json(out / "params.json", result)
     write_history(out, history)
     write_matrix(out / "fc_simulated.csv", simulated)
     write_matrix(out / "fc_heldout.csv", simulated_heldout)
     if args.no_plot:
         return False
-    fig = figure(history, target, simulated, simulated_heldout, title)
+    fig = figure(history, empirical, simulated, simulated_heldout, title,
+                 scan=result["grid"], runs=result.get("runs"))
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")
         return False
     write_figure(out / "fit.png", fig)
     return True
+
+
+def _fcd(scores: dict) -> str:
+    return f", FCD KS {scores['fcd_ks']:.3f}" if "fcd_ks" in scores else ""
+
+
+def _runs_line(runs: dict | None) -> str:
+    """The line on the test runs (and the training runs) for ``summary``."""
+    if runs is None:
+        return ""
+    t = runs.get("test")
+    train = runs["train"]
+    names = ",".join(map(str, runs["test_runs"]))
+    if t is None:
+        return (f"netdyn fit: no test runs; on the training runs "
+                f"{','.join(map(str, runs['train_runs']))}: FC r {train['fc_r']:.3f}"
+                f"{_fcd(train)}.\n")
+    return (
+        f"netdyn fit: test runs {names} (never fitted), held-out simulation: FC r "
+        f"{t['fc_r']:.3f} = {100 * t['fraction_of_ceiling']:.0f} % of the noise ceiling "
+        f"{t['ceiling']:.3f} (r between training and test FC), mean FC {t['mean_fc']:.3f} "
+        f"(test runs {t['empirical_mean_fc']:.3f}, training {train['empirical_mean_fc']:.3f})"
+        f"{_fcd(t)}; training runs: FC r {train['fc_r']:.3f}{_fcd(train)}.\n"
+    )
+
+
+def no_crossing_message(args, scan: dict, out: Path) -> str:
+    """Why there is no fit when no scanned G reaches the data's mean FC."""
+    g, m = np.asarray(scan["grid"]["G"]), np.asarray(scan["grid"]["mean_fc"])
+    ok = np.isfinite(m)
+    span = (f"it stays within [{m[ok].min():.3f}, {m[ok].max():.3f}]" if ok.any()
+            else "every simulation diverged")
+    return (
+        f"netdyn fit: error: no usable fit: no G in [{g.min():.3g}, {g.max():.3g}] brings "
+        f"the simulated mean FC to the data's {scan['target_mean_fc']:.3f} ({span}); the "
+        f"scan is in {out}/scan.json. The model cannot reach the FC's level here: change "
+        "--sigma, the model's parameters or --speed, check the weights' scale "
+        "(--normalise), or give --G to fit from a start of your own."
+    )
 
 
 def summary(out: Path, result: dict, plotted: bool) -> str:
@@ -104,7 +148,9 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         f"{result['seconds']:.0f} s).\n"
         f"netdyn fit: held-out (new noise): FC r {heldout['fc_r']:.3f}, mean FC "
         f"{heldout['mean_fc']:.3f} (empirical {result['empirical_mean_fc']:.3f}), "
-        f"{100 * heldout['saturation']:.1f} % of pairs > 0.9. Wrote {out}/params.json, "
+        f"{100 * heldout['saturation']:.1f} % of pairs > 0.9.\n"
+        + _runs_line(result.get("runs"))
+        + f"netdyn fit: wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
         + (", fit.png" if plotted else "")
     )

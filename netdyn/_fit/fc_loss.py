@@ -16,13 +16,22 @@ from .._network import Network
 from .._observation._stats import upper_triangle
 from .._observation.fc import fc
 from .._observation.fcd import fcd, fcd_values
+from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
 from .._observation.summary import fc_summary
 from .._simulate.simulate import simulate
 from .._solver._base import AbstractSolver
 
-Metric = Literal["rmse", "1-r", "1-r+mean"]
-METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean")
+Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
+METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
+
+
+def huber(x: Float[Array, ""], width: float) -> Float[Array, ""]:
+    r"""Huber's function of width $\delta$: $x^2 / (2\delta)$ for $|x| \le \delta$, else
+    $|x| - \delta / 2$ (Huber 1964). Continuously differentiable, with slope $\pm 1$
+    outside $[-\delta, \delta]$ like $|x|$, and zero slope at 0 where $|x|$ has a kink."""
+    a = jnp.abs(x)
+    return jnp.where(a <= width, 0.5 * x * x / width, a - 0.5 * width)
 
 
 def _frozen(tree):
@@ -54,10 +63,13 @@ class FcLoss(eqx.Module):
        \Delta = \operatorname{mean}_{i<j} F_{ij} - \operatorname{mean}_{i<j} F^{*}_{ij}, $$
 
     and ``loss = e`` (``metric="rmse"``), ``1 - r`` (``"1-r"``: the pattern only, blind to
-    the FC's overall level) or $1 - r + |\Delta|$ (``"1-r+mean"``: pattern and level; the
-    two terms are in the same units, correlation). ``metrics`` holds ``fc_r``, ``rmse``,
-    ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$) and ``saturation`` (the fraction of
-    pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
+    the FC's overall level), $1 - r + |\Delta|$ (``"1-r+mean"``: pattern and level; the
+    two terms are in the same units, correlation) or $1 - r + h_\delta(\Delta)$
+    (``"1-r+huber"``: the same with the level term smoothed by Huber's function of width
+    $\delta$ = ``level_width``, ``huber``: quadratic within $\delta$ of the target level,
+    $|\Delta| - \delta/2$ beyond, so the loss has no kink where a fitted model sits).
+    ``metrics`` holds ``fc_r``, ``rmse``, ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$)
+    and ``saturation`` (the fraction of pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
 
     **The burn-in's gradient.** By default the gradient is that of the measured run's
     loss from the burn-in state reached at the current parameters, held fixed
@@ -87,7 +99,9 @@ class FcLoss(eqx.Module):
       discarded anyway); every sample of the measured run is used.
     - ``duration``: measured run in ms, a whole number of monitor periods.
     - ``dt``: time step in ms.
-    - ``metric``: ``"rmse"``, ``"1-r"`` or ``"1-r+mean"``.
+    - ``metric``: ``"rmse"``, ``"1-r"``, ``"1-r+mean"`` or ``"1-r+huber"``.
+    - ``level_width``: $\delta > 0$ of ``"1-r+huber"`` (default 0.05, in units of
+      correlation: about the spread of the mean FC between halves of a session's runs).
     - ``burn_in``: ms simulated before the measured run, rounded up to whole monitor
       periods (``0``: none; the monitor's ``warmup`` then drops initial samples).
     - ``realisations``: number of independent noise realisations (``>= 1``). With 1 the
@@ -99,7 +113,9 @@ class FcLoss(eqx.Module):
       gains ``fcd_weight`` times ``nd.fcd_distance`` (a differentiable Wasserstein
       surrogate of the usual Kolmogorov-Smirnov comparison) between them and the FCD
       values of the simulated runs (``fcd_window = (window, step)`` in samples, pooled
-      over realisations); ``metrics`` then holds ``fcd_distance``.
+      over realisations); ``metrics`` then holds ``fcd_distance``. With
+      ``fcd_metric="ks"`` the term is ``nd.fcd_ks`` instead (the smoothed
+      Kolmogorov-Smirnov distance usually reported for FCD fits).
 
     **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
     metric, a negative burn-in or ``realisations < 1`` (at construction), or a target whose
@@ -112,12 +128,14 @@ class FcLoss(eqx.Module):
     duration: float = eqx.field(static=True)
     dt: float = eqx.field(static=True)
     metric: Metric = eqx.field(static=True)
+    level_width: float = eqx.field(static=True)
     burn_in: float = eqx.field(static=True)
     realisations: int = eqx.field(static=True)
     burn_in_gradient: bool = eqx.field(static=True)
     fcd_target: Float[Array, " values"] | None
     fcd_window: tuple[int, int] = eqx.field(static=True)
     fcd_weight: float = eqx.field(static=True)
+    fcd_metric: Literal["w2", "ks"] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -134,6 +152,8 @@ class FcLoss(eqx.Module):
         fcd_target: ArrayLike | None = None,
         fcd_window: tuple[int, int] = (40, 4),
         fcd_weight: float = 1.0,
+        level_width: float = 0.05,
+        fcd_metric: str = "w2",
     ):
         t = np.asarray(target)
         if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
@@ -162,6 +182,11 @@ class FcLoss(eqx.Module):
         self.duration = float(duration)
         self.dt = float(dt)
         self.metric = metric
+        level_width = float(level_width)
+        if not (math.isfinite(level_width) and level_width > 0):
+            raise ValueError(f"FcLoss level_width must be a finite number > 0, got "
+                             f"{level_width}.")
+        self.level_width = level_width
         self.burn_in = burn_in
         self.realisations = int(realisations)
         self.burn_in_gradient = bool(burn_in_gradient)
@@ -179,6 +204,9 @@ class FcLoss(eqx.Module):
         self.fcd_target = fcd_target
         self.fcd_window = (window, step)
         self.fcd_weight = float(fcd_weight)
+        if fcd_metric not in ("w2", "ks"):
+            raise ValueError(f"FcLoss fcd_metric must be 'w2' or 'ks', got {fcd_metric!r}.")
+        self.fcd_metric = fcd_metric
 
     def replace(self, **changes) -> "FcLoss":
         """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
@@ -215,8 +243,11 @@ class FcLoss(eqx.Module):
         x = sol["signal"]
         return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
 
-    def _signals(self, network: Network, key: Key | None):
-        """The signal of every realisation, ``[realisations, samples, nodes]``."""
+    def signals(
+        self, network: Network, key: Key | None
+    ) -> Float[Array, "realisations time nodes"]:
+        """The measured signal of every realisation, ``[realisations, samples, nodes]``
+        (the runs whose FCs ``simulated_fc`` averages)."""
         self._check(network)
         if key is None or self.realisations == 1:
             return self.signal(network, key)[None]
@@ -225,18 +256,19 @@ class FcLoss(eqx.Module):
 
     def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
         """The FC the loss compares: the mean over realisations of each run's FC."""
-        return jnp.mean(jax.vmap(fc)(self._signals(network, key)), axis=0)
+        return jnp.mean(jax.vmap(fc)(self.signals(network, key)), axis=0)
 
     def __call__(
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(loss, metrics)`` for ``network`` and noise ``key``."""
-        x = self._signals(network, key)
+        x = self.signals(network, key)
         loss, metrics = self.loss_of_fc(jnp.mean(jax.vmap(fc)(x), axis=0))
         if self.fcd_target is not None:
             window, step = self.fcd_window
             values = jax.vmap(lambda s: fcd_values(fcd(s, window, step), k=1))(x)
-            d = fcd_distance(values.reshape(-1), self.fcd_target)
+            compare = fcd_distance if self.fcd_metric == "w2" else fcd_ks
+            d = compare(values.reshape(-1), self.fcd_target)
             loss = loss + self.fcd_weight * d
             metrics = {**metrics, "fcd_distance": d}
         return loss, metrics
@@ -251,7 +283,8 @@ class FcLoss(eqx.Module):
         elif self.metric == "1-r":
             loss = 1.0 - metrics["fc_r"]
         else:
-            level = jnp.mean(upper_triangle(self.target, k=1))
-            loss = 1.0 - metrics["fc_r"] + jnp.abs(metrics["mean_fc"] - level)
+            gap = metrics["mean_fc"] - jnp.mean(upper_triangle(self.target, k=1))
+            term = jnp.abs(gap) if self.metric == "1-r+mean" else huber(gap, self.level_width)
+            loss = 1.0 - metrics["fc_r"] + term
         return loss, metrics
 

@@ -7,11 +7,13 @@ nd.datasets.available()            # ('hcp',)
 data = nd.datasets.load("hcp")     # weights [target, source], lengths (mm), labels, fc, bold
 conn = nd.datasets.read_tvb_zip("connectivity_76.zip")
 nd.datasets.write_tvb_zip(conn, "copy.zip")
+runs = nd.datasets.read_bold(["run-1_timeseries.tsv", "run-2_timeseries.tsv"], n_regions=80)
 ```
 
 Provenance, licences and processing of the embedded data: `NOTICE.md` in this folder.
 """
 
+from ._bold import BoldRuns as BoldRuns, read_bold as read_bold
 from ._dataset import Dataset as Dataset
 from ._load import available as available, load as load
 from ._projection import read_projection_matrix as read_projection_matrix

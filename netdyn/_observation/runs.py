@@ -1,0 +1,125 @@
+"""Scores on empirical runs a fit never saw: the group FC of runs, the noise ceiling, and
+a simulated signal scored against held-out runs (FC pattern, level, saturation, FCD)."""
+
+from collections.abc import Sequence
+
+import numpy as np
+from jaxtyping import ArrayLike
+
+from .fc import fc
+from .fcd import fcd, fcd_values
+from .summary import SATURATED
+
+
+def _runs(runs, name: str) -> list[np.ndarray]:
+    """``runs`` as a list of ``[time, nodes]`` float arrays (one nodes count)."""
+    if isinstance(runs, np.ndarray) or not isinstance(runs, Sequence):
+        a = np.asarray(runs, dtype=float)
+        if a.ndim == 2:
+            a = a[None]
+        if a.ndim != 3:
+            raise ValueError(f"{name} must be [runs, time, nodes], [time, nodes] or a list of "
+                             f"[time, nodes] arrays, got shape {a.shape}.")
+        out = list(a)
+    else:
+        out = [np.asarray(r, dtype=float) for r in runs]
+    if not out:
+        raise ValueError(f"{name} holds no run.")
+    for i, r in enumerate(out):
+        if r.ndim != 2 or r.shape[0] < 3 or r.shape[1] != out[0].shape[1]:
+            raise ValueError(f"{name}[{i}] must be [time >= 3, {out[0].shape[-1]}] "
+                             f"(nodes as run 0), got shape {r.shape}.")
+        if not np.all(np.isfinite(r)):
+            raise ValueError(f"{name}[{i}] holds NaN or infinite values.")
+    return out
+
+
+def _triu(m: np.ndarray) -> np.ndarray:
+    return m[np.triu_indices(m.shape[0], k=1)]
+
+
+def runs_fc(runs: ArrayLike | Sequence[ArrayLike]) -> np.ndarray:
+    r"""The group FC of several runs: the mean of each run's FC,
+    $\bar F = \frac{1}{R}\sum_r \operatorname{corr}(x^{(r)})$.
+
+    ``runs``: ``[runs, time, nodes]``, one run ``[time, nodes]``, or a list of
+    ``[time, nodes]`` arrays (runs may differ in length). Returns ``[nodes, nodes]``
+    (NumPy, float64). Averaging per-run FCs, rather than correlating concatenated runs,
+    keeps differences in a run's mean or scale out of the group FC.
+    """
+    return np.mean([np.asarray(fc(r)) for r in _runs(runs, "runs")], axis=0)
+
+
+def noise_ceiling(train: ArrayLike | Sequence[ArrayLike],
+                  test: ArrayLike | Sequence[ArrayLike]) -> float:
+    r"""The noise ceiling of a train/test split of runs: the Pearson correlation between
+    the upper triangles of the two groups' FCs (``runs_fc``),
+    $r(\operatorname{triu}\bar F_{\rm train}, \operatorname{triu}\bar F_{\rm test})$.
+
+    The best FC r that any model fitted to the training runs can expect on the test runs,
+    since the training FC itself is such a model. On the embedded HCP data, runs 1-4
+    against runs 5-7: 0.899.
+    """
+    a, b = _triu(runs_fc(train)), _triu(runs_fc(test))
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:
+    r"""The two-sample Kolmogorov-Smirnov statistic, $\sup_z |F_a(z) - F_b(z)|$, of the
+    empirical CDFs of the values ``a`` and ``b`` (exact; ``fcd_ks`` is its smoothed,
+    differentiable form for losses)."""
+    a, b = np.sort(np.ravel(a)), np.sort(np.ravel(b))
+    if a.size == 0 or b.size == 0:
+        raise ValueError("ks_statistic needs at least one value in a and in b.")
+    z = np.concatenate([a, b])
+    fa = np.searchsorted(a, z, side="right") / a.size
+    fb = np.searchsorted(b, z, side="right") / b.size
+    return float(np.max(np.abs(fa - fb)))
+
+
+def _fcd_pool(runs: list[np.ndarray], window: int, step: int, name: str) -> np.ndarray:
+    short = [i for i, r in enumerate(runs) if r.shape[0] < window]
+    if short:
+        raise ValueError(f"{name}: run {short[0]} has {runs[short[0]].shape[0]} samples, "
+                         f"fewer than the FCD window ({window}).")
+    return np.concatenate([np.asarray(fcd_values(fcd(r, window, step), k=1)) for r in runs])
+
+
+def score_runs(
+    simulated: ArrayLike | Sequence[ArrayLike],
+    test: ArrayLike | Sequence[ArrayLike],
+    *,
+    train: ArrayLike | Sequence[ArrayLike] | None = None,
+    fcd_window: int | None = None,
+    fcd_step: int = 1,
+) -> dict[str, float]:
+    r"""A simulated signal scored against empirical runs, usually runs the fit never saw.
+
+    ``simulated`` holds one or more simulated realisations (``[realisations, samples,
+    nodes]``, e.g. BOLD sampled at the data's TR); ``test`` the empirical runs. With
+    $F$ = ``runs_fc(simulated)`` and $F^*$ = ``runs_fc(test)``, over the upper triangles:
+
+    - ``fc_r``: $r(F, F^*)$; ``mean_fc``: mean of $F$; ``empirical_mean_fc``: mean of
+      $F^*$; ``saturation``: fraction of pairs with $F_{ij} > 0.9$;
+    - with ``fcd_window`` (samples): ``fcd_ks``, the KS statistic (``ks_statistic``)
+      between the FCD values (``fcd``, ``fcd_values(k=1)``) pooled over the simulated
+      realisations and those pooled over the test runs (window and ``fcd_step`` in
+      samples: the data's and the simulation's sampling periods must be equal);
+    - with ``train``: ``ceiling`` = ``noise_ceiling(train, test)`` and
+      ``fraction_of_ceiling`` = ``fc_r / ceiling``.
+    """
+    sim, emp = _runs(simulated, "simulated"), _runs(test, "test")
+    if sim[0].shape[1] != emp[0].shape[1]:
+        raise ValueError(f"simulated has {sim[0].shape[1]} nodes but test has "
+                         f"{emp[0].shape[1]}.")
+    f, target = runs_fc(sim), runs_fc(emp)
+    a, b = _triu(f), _triu(target)
+    out = {"fc_r": float(np.corrcoef(a, b)[0, 1]), "mean_fc": float(a.mean()),
+           "empirical_mean_fc": float(b.mean()), "saturation": float(np.mean(a > SATURATED))}
+    if fcd_window is not None:
+        out["fcd_ks"] = ks_statistic(_fcd_pool(sim, fcd_window, fcd_step, "simulated"),
+                                     _fcd_pool(emp, fcd_window, fcd_step, "test"))
+    if train is not None:
+        out["ceiling"] = noise_ceiling(train, test)
+        out["fraction_of_ceiling"] = out["fc_r"] / out["ceiling"]
+    return out
