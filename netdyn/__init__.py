@@ -34,6 +34,7 @@ from ._fit.bounds import (
     Interval as Interval,
     Positive as Positive,
 )
+from ._fit.check_gradient import GradientCheck as GradientCheck, check_gradient as check_gradient
 from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fc_loss import FcLoss as FcLoss
 from ._fit.fit import fit as fit

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._fit.check_gradient import check_gradient
 from .._fit.errors import FitDivergedError
 from .._fit.fc_loss import FcLoss
 from .._fit.fit import fit
@@ -26,6 +27,7 @@ from ._checks import check_numbers
 from ._data import FitData, load_data
 from ._model import MODELS, factor, network, optimiser, remat, selection
 from ._report import (
+    cautions,
     diverged_message,
     for_people,
     no_crossing_message,
@@ -205,6 +207,8 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     if G is not None:
         net, _ = network(args, data.weights, data.lengths, G=G)
     where, bounds, net = selection(args, net)
+    check = None if args.no_gradient_check or args.resume else _gradient_check(
+        args, loss_fn, net, where, key)
     try:
         fitted, history = fit(
             net, loss_fn, optimiser(args.lr, args.steps, args.redraw), where=where, bounds=bounds,
@@ -227,11 +231,45 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     history = for_people(history, args.model)
     result = report(args, history, where(fitted), (train, heldout), scan, data.target, elapsed)
     result["runs"] = _run_scores(args, data, signals)
+    result["gradient_check"] = check
+    result["cautions"] = cautions(result)
     test = np.mean([np.corrcoef(r.T) for r in data.test], axis=0) if data.test else None
     plotted = write_results(args, out, result, history, (data.target, test), simulated,
                             simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}")
     print(summary(out, result, plotted))
     return 0
+
+
+def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
+    """``check_gradient`` at the start along a random direction relative to each fitted
+    value (a relative step of 1.5e-3: smaller steps meet the loss's roughness near the
+    bifurcation), printed when the two disagree."""
+    leaves = [np.asarray(x) for x in where(net)]
+    rng = np.random.default_rng(args.seed)
+    r = [rng.normal(size=x.shape) for x in leaves]
+    norm = np.sqrt(sum(float(np.sum(v * v)) for v in r))
+    direction = tuple(jnp.asarray(x * v / norm, float_dtype()) for x, v in zip(leaves, r))
+    if not args.quiet:
+        print("netdyn fit: checking the gradient at the start against finite differences "
+              "...", flush=True)
+    c = check_gradient(loss_fn, net, where, key=key, direction=direction, step=1.5e-3)
+    out = {"gradient": c.gradient, "finite_difference": c.finite_difference_half,
+           "finite_difference_2h": c.finite_difference, "relative_step": c.step,
+           "relative_error": c.relative_error, "settled": c.settled, "agree": c.agree}
+    if not c.settled:
+        print(f"netdyn fit: the gradient could not be checked at the start: central "
+              f"finite differences do not settle ({c.finite_difference:.4g} and "
+              f"{c.finite_difference_half:.4g} at a relative step of {c.step:g} and half "
+              "of it; the loss is rough at that scale).", file=sys.stderr, flush=True)
+    elif not c.agree:
+        print(f"netdyn fit: caution: at the start, the gradient along a random direction is "
+              f"{c.gradient:.4g}, central finite differences of the loss give "
+              f"{c.finite_difference_half:.4g} ({c.finite_difference:.4g} at twice the "
+              "step): the fit's gradient may point the wrong way here"
+              + ("" if args.burn_in_gradient else
+                 " (the burn-in is held fixed; --burn-in-gradient gives the exact gradient)")
+              + ".", file=sys.stderr, flush=True)
+    return out
 
 
 def _fitted_on(data: FitData) -> str:

@@ -134,9 +134,31 @@ def no_crossing_message(args, scan: dict, out: Path) -> str:
     )
 
 
+def cautions(result: dict) -> list[str]:
+    """What makes the held-out result doubtful, in words (empty when nothing does): a
+    saturated FC, a level far from the fitted one, a pattern barely matched."""
+    h, level = result["heldout"], result["empirical_mean_fc"]
+    out = []
+    if h["saturation"] > 0.05:
+        out.append(f"{100 * h['saturation']:.0f} % of the held-out FC pairs are above 0.9 "
+                   "(saturated)")
+    if abs(h["mean_fc"] - level) > 0.1:
+        out.append(f"the held-out mean FC {h['mean_fc']:.3f} is {abs(h['mean_fc'] - level):.3f} "
+                   f"from the fitted {level:.3f}")
+    if h["fc_r"] < 0.3:
+        out.append(f"the held-out FC r is only {h['fc_r']:.3f}")
+    check = result.get("gradient_check")
+    if check is not None and check["settled"] and not check["agree"]:
+        out.append(f"at the start the gradient ({check['gradient']:.4g} along a random "
+                   f"direction) disagreed with finite differences "
+                   f"({check['finite_difference']:.4g})")
+    return out
+
+
 def summary(out: Path, result: dict, plotted: bool) -> str:
     """The closing lines printed by ``netdyn fit``."""
     heldout = result["heldout"]
+    caution = result.get("cautions") or []
     values = ", ".join(
         f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = mean {np.mean(v):.4g}"
         for k, v in result["parameters"].items()
@@ -150,6 +172,7 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         f"{heldout['mean_fc']:.3f} (empirical {result['empirical_mean_fc']:.3f}), "
         f"{100 * heldout['saturation']:.1f} % of pairs > 0.9.\n"
         + _runs_line(result.get("runs"))
+        + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
         + f"netdyn fit: wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
         + (", fit.png" if plotted else "")

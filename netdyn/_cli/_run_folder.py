@@ -23,7 +23,8 @@ RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
 # Options that do not change the optimisation: they may differ on --resume (--remat
 # changes memory and time, not the values: checkpointed gradients are exact).
 FREE = frozenset({"out", "resume", "overwrite", "checkpoint_every", "no_plot", "quiet",
-                  "heldout_duration", "heldout_realisations", "remat", "test_runs"})
+                  "heldout_duration", "heldout_realisations", "remat", "test_runs",
+                  "no_gradient_check"})
 
 
 def settings(args) -> dict:
