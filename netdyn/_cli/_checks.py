@@ -35,8 +35,12 @@ def check_numbers(args) -> None:
                         ("--checkpoint-every", args.checkpoint_every)):
         if value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}.")
-    if args.grid < 0:
-        raise ValueError(f"--grid must be >= 0, got {args.grid}.")
+    if args.grid < 0 or args.grid in (1, 2):
+        raise ValueError(f"--grid must be 0 (no scan) or >= 3, got {args.grid}.")
+    if args.bisect < 0:
+        raise ValueError(f"--bisect must be >= 0, got {args.bisect}.")
+    if not (math.isfinite(args.fcd_weight) and args.fcd_weight >= 0):
+        raise ValueError(f"--fcd-weight must be a finite number >= 0, got {args.fcd_weight}.")
     if not (math.isfinite(args.burn_in) and args.burn_in >= 0):
         raise ValueError(f"--burn-in must be a finite number of ms >= 0, got {args.burn_in}.")
     _positive("--speed", args.speed, " of mm/ms")

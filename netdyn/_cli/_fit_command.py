@@ -192,7 +192,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     if not args.quiet:
         print(
             f"netdyn fit: {args.model} on {data.name!r} ({data.weights.shape[0]} regions), "
-            f"{_fitted_on(data)}; each step: "
+            f"{_fitted_on(data, args.fc)}; each step: "
             f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
             f"{loss_fn.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms); fitting "
             f"{args.fit} over {args.steps} steps (loss {args.loss}, remat {args.remat}); "
@@ -272,14 +272,14 @@ def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
     return out
 
 
-def _fitted_on(data: FitData) -> str:
+def _fitted_on(data: FitData, fc_file: str | None) -> str:
     """What the fit matches and what it is scored on, for the first line."""
-    if data.train is None:
-        return "fitting its FC (no BOLD runs to test on)"
-    runs = ",".join(map(str, data.train_runs))
+    if data.train is None and not data.test:
+        return f"fitting the FC of {fc_file or 'the dataset'} (no BOLD runs to test on)"
+    runs = f"--fc {fc_file}" if fc_file else "runs " + ",".join(map(str, data.train_runs))
     tested = (f", scored on runs {','.join(map(str, data.test_runs))}" if data.test
               else ", no test runs")
-    return f"fitting the FC of runs {runs}{tested}"
+    return f"fitting the FC of {runs}{tested}"
 
 
 def _run_scores(args, data: FitData, signals: np.ndarray) -> dict | None:

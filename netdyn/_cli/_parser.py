@@ -44,14 +44,18 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   whole fit (common random numbers: the loss is a smooth function of the parameters),
   so that a step which raises the loss is taken back and retried at half the length,
   with Adam restarted (netdyn.backtrack; not with --redraw).
+- Gradient check: at the start, the gradient is compared with central finite
+  differences of the loss along a random direction (--no-gradient-check skips it); a
+  disagreement is printed and saved.
 - Held-out check: the fitted model is simulated again with new noise, 4 x 288 s after the
   burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) against the
   fitted FC, and its FC r, mean FC, saturation and FCD KS against the test runs (with the
   fraction of the noise ceiling reached) are printed and saved next to the fit's.
 
-Measured with these defaults: 223 s for the whole command on a quiet 2-core x86_64 CPU
-in float64, 458 s on a loaded one (benchmarks/fit.md in the source repository); it
-scales with --steps, --grid, --duration, --realisations and the number of regions.
+Measured with these defaults: 192 s for the whole command on a 2-core x86_64 CPU
+(load about 1) in float64 (benchmarks/fit.md in the source repository; the search for
+the start and the gradient check included); it scales with --steps, --grid, --duration,
+--realisations and the number of regions.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json (the
 options, at the start), scan.json (the search for the start), params.json (fitted and

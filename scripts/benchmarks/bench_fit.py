@@ -212,6 +212,17 @@ def main() -> None:
     bracket = "none" if scan is None or scan["bracket"] is None else (
         f"[{scan['bracket'][0]:.5f}, {scan['bracket'][1]:.5f}]")
     n_scan = 0 if report["grid"] is None else len(report["grid"]["G"])
+    gc = report.get("gradient_check")
+    check_line = "The gradient was not checked (--no-gradient-check)." if gc is None else (
+        f"The gradient check at the start (`nd.check_gradient`, a random direction in "
+        f"(G, sigma), relative step {gc['relative_step']:g}): autodiff "
+        f"{gc['gradient']:.4g}, central differences {gc['finite_difference']:.4g} (and "
+        f"{gc['finite_difference_2h']:.4g} at twice the step): "
+        + ("they agree." if gc["agree"] else
+           "they disagree. The burn-in's final state is held fixed in the gradient, an "
+           "approximation that is biased near the bifurcation, and the likely reason why "
+           "most steps of the path above were taken back and the fit can end beside the "
+           "grid's best point (`--burn-in-gradient` differentiates through the burn-in)."))
     text = f"""# Fitting the reference model to the embedded empirical FC
 
 Written by `{C.command("bench_fit.py")}` on {platform.machine()}, {os.cpu_count()} CPU cores
@@ -313,6 +324,7 @@ Each point: G set, sigma at the fitted value, scored exactly as the held-out che
   {ranks} of {n_regions}); a region's mean simulated FC correlates {r_sim:.2f} with its
   in-strength, its mean empirical FC {r_emp:.2f}. Per-region
   parameters (`--fit G,I_o`) are the usual remedy; judge them on held-out numbers.
+- {check_line}
 - Below the band's lower edge the loss is almost flat, so a step across it strands a
   momentum method on the plateau (before `nd.backtrack`, this fit ended at a loss of
   1.05 there and was rescued only by keeping its best step). The fit now takes such
