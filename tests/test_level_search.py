@@ -59,6 +59,18 @@ def test_no_crossing_when_the_level_is_never_or_always_reached(target):
     assert found.bracket is None
 
 
+def test_a_diverged_neighbour_brackets_nothing():
+    # A peak at 0.1; on its right the point 0.2 diverged, so 0.2-0.3 is no bracket of the
+    # falling crossing, and the rising one, between 0.0 and 0.1, is bisected instead.
+    def f(g):
+        return np.where(np.isclose(g, 0.2), np.nan, np.exp(-(((g - 0.1) / 0.08) ** 2)))
+
+    found = nd.level_search(_closed(f), np.linspace(0.0, 0.4, 5), 0.5, iterations=8,
+                            peak_iterations=0)
+    lo, hi = sorted(found.bracket)
+    assert lo <= 0.1 - 0.08 * np.sqrt(np.log(2)) <= hi <= 0.1
+
+
 def test_diverged_points_are_below_every_target():
     def f(g):
         return np.where(g > 0.3, np.nan, np.tanh(10 * g))

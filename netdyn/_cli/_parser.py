@@ -94,33 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fit", help="fit a network model to an empirical FC", description=_FIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    data = p.add_argument_group("data")
-    data.add_argument("--dataset", default="hcp",
-                      help=f"embedded dataset name ({', '.join(datasets.available())}), "
-                      "a .npz file (arrays weights, lengths, fc) or a TVB connectivity .zip "
-                      "(default: hcp)")
-    data.add_argument("--weights", metavar="CSV",
-                      help="weights matrix file [target, source] (replaces --dataset)")
-    data.add_argument("--lengths", metavar="CSV", help="tract lengths file in mm (with "
-                      "--weights)")
-    data.add_argument("--fc", metavar="FILE", help="empirical FC matrix to fit (.csv/.txt or "
-                      ".npy); default: the FC of the training runs (--train-runs), else the "
-                      "dataset's")
-    data.add_argument("--bold", nargs="+", metavar="FILE",
-                      help="regional BOLD time series, one file per run: TSV/CSV as written "
-                      "by fMRIPrep, XCP-D or nilearn (one column per region, rows = TRs, "
-                      "optional header; the TR from a BIDS JSON sidecar's RepetitionTime), "
-                      "or .npy [time, regions] / [runs, time, regions]; default: the "
-                      "dataset's runs (the embedded hcp has 7)")
-    data.add_argument("--train-runs", dest="train_runs", metavar="RUNS",
-                      help="the runs whose FC is fitted, counted from 1, e.g. 1-4 or 1,3,5 "
-                      "(default: the first half, rounded up: 1-4 of 7)")
-    data.add_argument("--test-runs", dest="test_runs", metavar="RUNS",
-                      help="the runs the fit is scored on, never seen by it: FC r, mean FC, "
-                      "saturation, FCD KS and the noise ceiling (r between training and test "
-                      "FC); 'none' for no test (default: the runs not trained on)")
-    data.add_argument("--normalise", action="store_true",
-                      help="divide the weights by their maximum")
+    add_data_options(p)
     model = p.add_argument_group("model")
     model.add_argument("--model", choices=sorted(MODELS), default="rww",
                        help="rww: Reduced Wong-Wang (w=0.5, I_o=0.32), delayed linear "
@@ -129,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: rww)")
     model.add_argument("--G", type=float, default=None,
                        help="initial global coupling (default: the best point of the "
-                       "--grid scan; without it 0.15 for rww, 0.5 for hopf)")
+                       "--grid search; without it 0.15 for rww, 0.5 for hopf)")
     model.add_argument("--speed", type=float, default=4.0,
                        help="conduction speed in mm/ms (delays = lengths / speed; default 4)")
     model.add_argument("--sigma", type=float, default=None,
@@ -203,6 +177,37 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     add_output_options(p)
     return parser
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    """The data options of ``netdyn fit``: connectome, FC, BOLD runs and their split."""
+    data = p.add_argument_group("data")
+    data.add_argument("--dataset", default="hcp",
+                      help=f"embedded dataset name ({', '.join(datasets.available())}), "
+                      "a .npz file (arrays weights, lengths, fc) or a TVB connectivity .zip "
+                      "(default: hcp)")
+    data.add_argument("--weights", metavar="CSV",
+                      help="weights matrix file [target, source] (replaces --dataset)")
+    data.add_argument("--lengths", metavar="CSV", help="tract lengths file in mm (with "
+                      "--weights)")
+    data.add_argument("--fc", metavar="FILE", help="empirical FC matrix to fit (.csv/.txt or "
+                      ".npy); default: the FC of the training runs (--train-runs), else the "
+                      "dataset's")
+    data.add_argument("--bold", nargs="+", metavar="FILE",
+                      help="regional BOLD time series, one file per run: TSV/CSV as written "
+                      "by fMRIPrep, XCP-D or nilearn (one column per region, rows = TRs, "
+                      "optional header; the TR from a BIDS JSON sidecar's RepetitionTime), "
+                      "or .npy [time, regions] / [runs, time, regions]; default: the "
+                      "dataset's runs (the embedded hcp has 7)")
+    data.add_argument("--train-runs", dest="train_runs", metavar="RUNS",
+                      help="the runs whose FC is fitted, counted from 1, e.g. 1-4 or 1,3,5 "
+                      "(default: the first half, rounded up: 1-4 of 7)")
+    data.add_argument("--test-runs", dest="test_runs", metavar="RUNS",
+                      help="the runs the fit is scored on, never seen by it: FC r, mean FC, "
+                      "saturation, FCD KS and the noise ceiling (r between training and test "
+                      "FC); 'none' for no test (default: the runs not trained on)")
+    data.add_argument("--normalise", action="store_true",
+                      help="divide the weights by their maximum")
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:

@@ -141,10 +141,14 @@ def level_search(
     left = np.flatnonzero(level[:k] < target)
     right = right[finite[k + 1:][right]][:1] + k + 1
     left = left[finite[:k][left]][-1:]
+    # Only a crossing: the neighbour towards the peak must reach the target (a diverged
+    # point between them makes that side no bracket).
+    right = right[level[right - 1] >= target] if right.size else right
+    left = left[level[left + 1] >= target] if left.size else left
     if level[k] < target or not (right.size or left.size):  # never reached, or never left
         return _result(order, seen, stage, None)
     # Between the first point past the peak below the target and its neighbour towards
-    # the peak (whose level, like every one between it and the peak, is not below).
+    # the peak.
     lo, hi = (g[right[0] - 1], g[right[0]]) if right.size else (g[left[0]], g[left[0] + 1])
     high_at_lo = points[lo] >= target
     for _ in range(iterations):
