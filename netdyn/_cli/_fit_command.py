@@ -201,7 +201,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     start = time.perf_counter()  # the scan and the fit
     scan = _start(args, out, net, loss_fn, key)
     if scan is not None and scan["start"] is None:
-        print(no_crossing_message(args, scan, out), file=sys.stderr)
+        print(no_crossing_message(scan, out), file=sys.stderr)
         return 3
     G = scan["start"] if scan is not None else None
     if G is not None:

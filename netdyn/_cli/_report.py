@@ -119,7 +119,7 @@ def _runs_line(runs: dict | None) -> str:
     )
 
 
-def no_crossing_message(args, scan: dict, out: Path) -> str:
+def no_crossing_message(scan: dict, out: Path) -> str:
     """Why there is no fit when no scanned G reaches the data's mean FC."""
     g, m = np.asarray(scan["grid"]["G"]), np.asarray(scan["grid"]["mean_fc"])
     ok = np.isfinite(m)
