@@ -112,30 +112,30 @@ def _runs(args, data) -> tuple[list[np.ndarray], float | None]:
 def load_data(args) -> FitData:
     """The data of ``--dataset`` or ``--weights``/``--lengths``, ``--fc`` and ``--bold``,
     checked against each other, with the runs split by ``--train-runs``/``--test-runs``.
+    The target is ``--fc``, else the training runs' FC, else the dataset's FC.
     Sets ``args.tr`` to the runs' TR when ``--tr`` is not given (another ``--tr`` is
     simulated as given; FCDs are then not compared, their windows being in TRs)."""
-    weights, lengths, fc, name, data = _connectome(args)
+    data = _connectome(args)
+    fc = None if args.fc is None else _fc_file(args.fc, data.n_nodes)
     runs, tr = _runs(args, data)
     if not runs and (args.train_runs is not None or args.test_runs is not None):
-        raise ValueError(f"--train-runs/--test-runs: {name!r} has no BOLD runs; give them "
-                         "with --bold FILE [FILE ...].")
+        raise ValueError(f"--train-runs/--test-runs: {data.name!r} has no BOLD runs; give "
+                         "them with --bold FILE [FILE ...].")
     if args.tr is None:
         args.tr = tr if tr is not None else DEFAULT_TR
     train, test = _split(args, len(runs)) if runs else ((), ())
     train_data = [runs[r - 1] for r in train] or None
     if fc is None:
-        if train_data is None:
-            raise ValueError(f"--dataset {name!r} has no FC and no BOLD runs: pass --fc FILE "
-                             "or --bold FILE [FILE ...].")
-        fc = runs_fc(train_data)
-    return FitData(weights, lengths, fc, name, train_data, [runs[r - 1] for r in test] or None,
-                   train, test, tr)
+        fc = runs_fc(train_data) if train_data is not None else data.fc
+    if fc is None:
+        raise ValueError(f"--dataset {data.name!r} has no FC and no BOLD runs: pass --fc FILE "
+                         "or --bold FILE [FILE ...].")
+    return FitData(_weights(args, data), np.asarray(data.lengths), np.asarray(fc, dtype=float),
+                   data.name, train_data, [runs[r - 1] for r in test] or None, train, test, tr)
 
 
-def _connectome(args):
-    """``(weights, lengths, fc, name, dataset)``: the connectome of ``--dataset`` or
-    ``--weights``/``--lengths``, and ``--fc`` (``None`` without it: the training runs'
-    FC is the target, else the dataset's)."""
+def _connectome(args) -> datasets.Dataset:
+    """The dataset of ``--dataset`` or ``--weights``/``--lengths``, with tract lengths."""
     if args.weights is not None:
         if args.lengths is None:
             raise ValueError("--weights needs --lengths (tract lengths in mm).")
@@ -154,18 +154,18 @@ def _connectome(args):
         )
     if data.lengths is None:
         raise ValueError(f"--dataset {data.name!r} has no tract lengths (needed for delays).")
-    n = data.n_nodes
-    if args.fc is None:
-        has_runs = data.bold is not None or args.bold
-        target = None if has_runs or data.fc is None else np.asarray(data.fc, dtype=float)
-        return _weights(args, data), np.asarray(data.lengths), target, data.name, data
-    target = np.asarray(_read("--fc", args.fc, read_matrix), dtype=float)
+    return data
+
+
+def _fc_file(path: str, n: int) -> np.ndarray:
+    """The FC matrix of ``--fc``, checked against the connectome's ``n`` regions."""
+    target = np.asarray(_read("--fc", path, read_matrix), dtype=float)
     if target.shape != (n, n):
         raise ValueError(
             f"--fc: the FC matrix has shape {target.shape}, but the connectome has {n} "
             f"regions (expected ({n}, {n}))."
         )
-    return _weights(args, data), np.asarray(data.lengths), target, data.name, data
+    return target
 
 
 def _weights(args, data) -> np.ndarray:

@@ -19,8 +19,7 @@ from .._fit.fit import fit
 from .._fit.level_search import level_search
 from .._fit.step import float_dtype
 from .._network import Network
-from .._observation.fcd import fcd, fcd_values
-from .._observation.runs import score_runs
+from .._observation.runs import pooled_fcd_values, runs_fc, score_runs
 from .._solver.heun import Heun
 from ._atomic import write_json
 from ._checks import check_numbers
@@ -47,7 +46,7 @@ def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray
     """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``), the FC (the
     mean of the realisations') and the signals ``[realisations, samples, nodes]``."""
     signals = np.asarray(_signals(loss_fn, model, key))
-    simulated = np.mean([np.corrcoef(x.T) for x in signals], axis=0)
+    simulated = runs_fc(signals)
     loss, metrics = loss_fn.loss_of_fc(jnp.asarray(simulated))
     out = {k: float(v) for k, v in metrics.items()}
     out["loss"] = float(loss)
@@ -128,7 +127,8 @@ def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:
                              f"longer than each simulated run ({samples} TRs, --duration "
                              f"{args.duration:g} ms): lengthen --duration or shorten the "
                              "window.")
-        fcd = {"fcd_target": _fcd_values(data.train, window, step),
+        fcd = {"fcd_target": pooled_fcd_values(data.train, window, step,
+                                               "--fcd-window: the training runs"),
                "fcd_window": (window, step), "fcd_weight": args.fcd_weight, "fcd_metric": "ks"}
     loss_fn = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
                      duration=args.duration, dt=args.dt, metric=args.loss,
@@ -137,15 +137,6 @@ def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:
     heldout_fn = loss_fn.replace(duration=args.heldout_duration,
                                  realisations=args.heldout_realisations)
     return loss_fn, heldout_fn
-
-
-def _fcd_values(runs, window: int, step: int) -> np.ndarray:
-    """The FCD values (``k = 1``) of every run, pooled."""
-    short = [r.shape[0] for r in runs if r.shape[0] < window]
-    if short:
-        raise ValueError(f"--fcd-window {window} TRs is longer than a training run "
-                         f"({short[0]} TRs).")
-    return np.concatenate([np.asarray(fcd_values(fcd(r, window, step))) for r in runs])
 
 
 def _start(args, out: Path, net, loss_fn, key) -> dict | None:
@@ -233,7 +224,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     result["runs"] = _run_scores(args, data, signals)
     result["gradient_check"] = check
     result["cautions"] = cautions(result)
-    test = np.mean([np.corrcoef(r.T) for r in data.test], axis=0) if data.test else None
+    test = runs_fc(data.test) if data.test else None
     plotted = write_results(args, out, result, history, (data.target, test), simulated,
                             simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}")
     print(summary(out, result, plotted))

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .step import split_loss
 
 
 class GradientCheck(NamedTuple):
@@ -36,10 +37,6 @@ class GradientCheck(NamedTuple):
     relative_error: float
     settled: bool
     agree: bool
-
-
-def _scalar(out):
-    return out[0] if isinstance(out, tuple) else out
 
 
 def check_gradient(
@@ -111,11 +108,11 @@ def check_gradient(
 
     @eqx.filter_jit
     def loss(values):
-        return _scalar(loss_fn(at(values), key))
+        return split_loss(loss_fn(at(values), key))[0]
 
     @eqx.filter_jit
     def along(values):
-        g = jax.grad(lambda v: loss(v))(values)
+        g = jax.grad(loss)(values)
         return sum(jnp.sum(a * b) for a, b in zip(g, d))
 
     gradient = float(along(leaves))

@@ -8,6 +8,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Key
@@ -24,14 +25,6 @@ from .._solver._base import AbstractSolver
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
-
-
-def huber(x: Float[Array, ""], width: float) -> Float[Array, ""]:
-    r"""Huber's function of width $\delta$: $x^2 / (2\delta)$ for $|x| \le \delta$, else
-    $|x| - \delta / 2$ (Huber 1964). Continuously differentiable, with slope $\pm 1$
-    outside $[-\delta, \delta]$ like $|x|$, and zero slope at 0 where $|x|$ has a kink."""
-    a = jnp.abs(x)
-    return jnp.where(a <= width, 0.5 * x * x / width, a - 0.5 * width)
 
 
 def _frozen(tree):
@@ -66,8 +59,9 @@ class FcLoss(eqx.Module):
     the FC's overall level), $1 - r + |\Delta|$ (``"1-r+mean"``: pattern and level; the
     two terms are in the same units, correlation) or $1 - r + h_\delta(\Delta)$
     (``"1-r+huber"``: the same with the level term smoothed by Huber's function of width
-    $\delta$ = ``level_width``, ``huber``: quadratic within $\delta$ of the target level,
-    $|\Delta| - \delta/2$ beyond, so the loss has no kink where a fitted model sits).
+    $\delta$ = ``level_width`` (Huber 1964; ``optax.losses.huber_loss / delta``):
+    $\Delta^2 / 2\delta$ within $\delta$ of the target level, $|\Delta| - \delta/2$
+    beyond, so the loss has no kink where a fitted model sits).
     ``metrics`` holds ``fc_r``, ``rmse``, ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$)
     and ``saturation`` (the fraction of pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
 
@@ -284,7 +278,9 @@ class FcLoss(eqx.Module):
             loss = 1.0 - metrics["fc_r"]
         else:
             gap = metrics["mean_fc"] - jnp.mean(upper_triangle(self.target, k=1))
-            term = jnp.abs(gap) if self.metric == "1-r+mean" else huber(gap, self.level_width)
+            # optax's Huber is delta (|x| - delta / 2) beyond delta: divided by delta, slope 1.
+            term = (jnp.abs(gap) if self.metric == "1-r+mean" else
+                    optax.losses.huber_loss(gap, delta=self.level_width) / self.level_width)
             loss = 1.0 - metrics["fc_r"] + term
         return loss, metrics
 

@@ -6,9 +6,11 @@ from collections.abc import Sequence
 import numpy as np
 from jaxtyping import ArrayLike
 
+from ._stats import upper_triangle
 from .fc import fc
 from .fcd import fcd, fcd_values
-from .summary import SATURATED
+from .losses import fc_correlation
+from .summary import fc_summary
 
 
 def _runs(runs, name: str) -> list[np.ndarray]:
@@ -34,10 +36,6 @@ def _runs(runs, name: str) -> list[np.ndarray]:
     return out
 
 
-def _triu(m: np.ndarray) -> np.ndarray:
-    return m[np.triu_indices(m.shape[0], k=1)]
-
-
 def runs_fc(runs: ArrayLike | Sequence[ArrayLike]) -> np.ndarray:
     r"""The group FC of several runs: the mean of each run's FC,
     $\bar F = \frac{1}{R}\sum_r \operatorname{corr}(x^{(r)})$.
@@ -60,8 +58,7 @@ def noise_ceiling(train: ArrayLike | Sequence[ArrayLike],
     since the training FC itself is such a model. On the embedded HCP data, runs 1-4
     against runs 5-7: 0.899.
     """
-    a, b = _triu(runs_fc(train)), _triu(runs_fc(test))
-    return float(np.corrcoef(a, b)[0, 1])
+    return float(fc_correlation(runs_fc(train), runs_fc(test)))
 
 
 def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:
@@ -77,10 +74,15 @@ def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:
     return float(np.max(np.abs(fa - fb)))
 
 
-def _fcd_pool(runs: list[np.ndarray], window: int, step: int, name: str) -> np.ndarray:
+def pooled_fcd_values(runs: ArrayLike | Sequence[ArrayLike], window: int, step: int,
+                      name: str = "runs") -> np.ndarray:
+    """The FCD values (``fcd``, ``fcd_values(k=1)``) of every run, pooled: the distribution
+    that FCD KS compares. ``window`` and ``step`` in samples; ``ValueError`` naming
+    ``name`` and the run (counted from 1) when a run is shorter than the window."""
+    runs = _runs(runs, name)
     short = [i for i, r in enumerate(runs) if r.shape[0] < window]
     if short:
-        raise ValueError(f"{name}: run {short[0]} has {runs[short[0]].shape[0]} samples, "
+        raise ValueError(f"{name}: run {short[0] + 1} has {runs[short[0]].shape[0]} samples, "
                          f"fewer than the FCD window ({window}).")
     return np.concatenate([np.asarray(fcd_values(fcd(r, window, step), k=1)) for r in runs])
 
@@ -113,12 +115,12 @@ def score_runs(
         raise ValueError(f"simulated has {sim[0].shape[1]} nodes but test has "
                          f"{emp[0].shape[1]}.")
     f, target = runs_fc(sim), runs_fc(emp)
-    a, b = _triu(f), _triu(target)
-    out = {"fc_r": float(np.corrcoef(a, b)[0, 1]), "mean_fc": float(a.mean()),
-           "empirical_mean_fc": float(b.mean()), "saturation": float(np.mean(a > SATURATED))}
+    summary = fc_summary(f, target)
+    out = {k: float(summary[k]) for k in ("fc_r", "mean_fc", "saturation")}
+    out["empirical_mean_fc"] = float(np.mean(upper_triangle(target, k=1)))
     if fcd_window is not None:
-        out["fcd_ks"] = ks_statistic(_fcd_pool(sim, fcd_window, fcd_step, "simulated"),
-                                     _fcd_pool(emp, fcd_window, fcd_step, "test"))
+        out["fcd_ks"] = ks_statistic(pooled_fcd_values(sim, fcd_window, fcd_step, "simulated"),
+                                     pooled_fcd_values(emp, fcd_window, fcd_step, "test"))
     if train is not None:
         out["ceiling"] = noise_ceiling(train, test)
         out["fraction_of_ceiling"] = out["fc_r"] / out["ceiling"]
