@@ -26,6 +26,7 @@ from ._dynamics.jansen_rit import JansenRit as JansenRit
 from ._dynamics.kuramoto import Kuramoto as Kuramoto
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
+from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh as ReducedWongWangExcInh
 from ._dynamics.sup_hopf import SupHopf as SupHopf
 from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
 from ._fit.bounds import (
@@ -86,6 +87,18 @@ from ._observation.spectrum import (
     welch as welch,
 )
 from ._observation.summary import fc_summary as fc_summary
+from ._parameterisation import maps as maps  # the namespace nd.maps
+from ._parameterisation._base import (
+    AbstractNetworkParameterisation as AbstractNetworkParameterisation,
+    AbstractParameterisation as AbstractParameterisation,
+)
+from ._parameterisation.connectivity_scaling import (
+    EdgeScaling as EdgeScaling,
+    InputScaling as InputScaling,
+)
+from ._parameterisation.feedback_inhibition import FeedbackInhibition as FeedbackInhibition
+from ._parameterisation.map_parameter import MapParameter as MapParameter
+from ._parameterisation.regional_deviation import RegionalDeviation as RegionalDeviation
 from ._remat._base import AbstractRemat as AbstractRemat
 from ._remat.auto import Auto as Auto
 from ._remat.multilevel import MultiLevel as MultiLevel

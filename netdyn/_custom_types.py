@@ -4,6 +4,8 @@ from typing import TypeAlias
 
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
 
+from ._parameterisation._base import AbstractNetworkParameterisation, AbstractParameterisation
+
 State: TypeAlias = Float[Array, "states nodes"]
 """Dynamics state: one row per state variable, one column per node."""
 
@@ -20,8 +22,11 @@ row ``-1`` the newest state, the variables on the trailing axis (``_simulate/_bu
 Scalar: TypeAlias = Float[ArrayLike, ""]
 """A real scalar (Python float or 0-d array)."""
 
-Param: TypeAlias = Float[ArrayLike, "..."]
-"""A model parameter: a scalar, or an array broadcastable against ``[nodes]``."""
+Param: TypeAlias = (
+    Float[ArrayLike, "..."] | AbstractParameterisation | AbstractNetworkParameterisation
+)
+"""A model parameter: a scalar, an array broadcastable against ``[nodes]``, or a
+parameterisation that ``simulate`` resolves into one (``nd.MapParameter``, ...)."""
 
 Key: TypeAlias = PRNGKeyArray
 

@@ -9,6 +9,7 @@ ALL_DYNAMICS = [
     nd.JansenRit(),
     nd.MontbrioPazoRoxin(),
     nd.Kuramoto(),
+    nd.ReducedWongWangExcInh(),
 ]
 """One default instance of every dynamics."""
 

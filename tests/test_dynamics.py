@@ -27,6 +27,7 @@ MODELS = [
     "JansenRit",
     "MontbrioPazoRoxin",
     "Kuramoto",
+    "ReducedWongWangExcInh",
 ]
 PARAMETER_SETS = ["default", "custom", "per_node"]
 

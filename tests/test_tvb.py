@@ -16,7 +16,9 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
 def _params(data):
-    return {k[len("param_"):]: float(data[k]) for k in data.files if k.startswith("param_")}
+    # Scalars, or [nodes] arrays for per-region parameters (ReducedWongWangExcInh's J_i).
+    return {k[len("param_"):]: (float(data[k]) if data[k].ndim == 0 else data[k])
+            for k in data.files if k.startswith("param_")}
 
 
 def _coupling(data):
@@ -43,6 +45,7 @@ MODELS = [
     "jansen_rit",
     "montbrio_pazo_roxin",
     "kuramoto",
+    "wong_wang_exc_inh",
 ]
 
 

@@ -20,6 +20,7 @@ from .._observation.fcd import fcd, fcd_values
 from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
 from .._observation.summary import fc_summary
+from .._parameterisation._base import resolve_parameters
 from .._simulate.simulate import simulate
 from .._solver._base import AbstractSolver
 
@@ -242,6 +243,8 @@ class FcLoss(eqx.Module):
     ) -> Float[Array, "realisations time nodes"]:
         """The measured signal of every realisation, ``[realisations, samples, nodes]``
         (the runs whose FCs ``simulated_fc`` averages)."""
+        # Once here rather than in every simulate: the burn-in and the run share it.
+        network = resolve_parameters(network)
         self._check(network)
         if key is None or self.realisations == 1:
             return self.signal(network, key)[None]

@@ -8,6 +8,7 @@ from .._custom_types import Key
 from .._dynamics._base import coupled_indices
 from .._monitor._base import AbstractMonitor
 from .._network import Network
+from .._parameterisation._base import resolve_parameters
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
 from .._stimulus._terms import StimulusTerms
@@ -49,7 +50,8 @@ def simulate(
 
     **Arguments**:
 
-    - ``network``: the ``Network``.
+    - ``network``: the ``Network``. Parameterisations in it (``nd.MapParameter``,
+      ``nd.FeedbackInhibition``, ...) are replaced by their values first.
     - ``solver``: an ``AbstractSolver``; its ``remat`` strategy organises the time loop.
     - ``t0``, ``t1``, ``dt``: Python numbers; ``t1 - t0`` must be a whole number of steps.
     - ``monitors``: ``{name: AbstractMonitor}``. Every period must be a whole number of
@@ -77,7 +79,7 @@ def simulate(
     ``vmap`` of the single-network loop.
     """
     check_parts(network, solver)
-    network = finite_parameters(network)
+    network = finite_parameters(resolve_parameters(network))
     grid = time_grid(t0, t1, dt)
     dynamics = network.dynamics
     # eqx.tree_at skips __check_init__: a model edited after construction is checked here.

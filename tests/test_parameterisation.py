@@ -1,0 +1,263 @@
+"""Parameterisations (map-based, mean-free deviations, connectivity scaling), feedback
+inhibition control and regional maps: values against NumPy formulas, gradients through a
+simulation against central finite differences, FIC against an independent root finder and
+against the rates a simulation settles to."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from toy_networks import connectome
+
+import netdyn as nd
+from netdyn._parameterisation._base import resolve_parameters
+
+N = 6
+
+
+def _rww(**dynamics):
+    weights, delays = connectome(N)
+    return nd.Network(
+        dynamics=nd.ReducedWongWang(w=0.5, **dynamics),
+        coupling=nd.DelayedLinear(G=0.4),
+        graph=nd.DelayGraph(weights, delays),
+        noise=nd.AdditiveNoise(sigma=0.01),
+    )
+
+
+def _loss(net, key):
+    sol = nd.simulate(net, nd.Heun(remat=nd.Uniform(50)), t0=0.0, t1=200.0, dt=0.5,
+                      monitors={"avg": nd.TemporalAverage(period=10.0)}, key=key)
+    x = sol["avg"][:, 0]
+    return jnp.mean(x**2) + jnp.mean(x[:, 0] * x[:, 3]), {}
+
+
+def _maps():
+    rng = np.random.default_rng(0)
+    return np.stack([nd.maps.zscore(rng.standard_normal(N)), nd.maps.zscore(np.arange(N))])
+
+
+def _assert_gradient_matches(net, where, seed=1, step=1e-5):
+    check = nd.check_gradient(_loss, net, where, key=jax.random.key(2), step=step,
+                              seed=seed)
+    assert check.settled, check
+    assert check.gradient == pytest.approx(check.finite_difference_half, rel=1e-4), check
+    assert abs(check.gradient) > 1e-8  # the direction matters to the loss
+
+
+def test_map_parameter_value_is_the_formula():
+    maps = _maps()
+    p = nd.MapParameter(0.32, maps, coefficients=[0.1, -0.05], names=("noise", "rank"))
+    expected = 0.32 * (1.0 + 0.1 * maps[0] - 0.05 * maps[1])
+    np.testing.assert_allclose(p.value(), expected, rtol=1e-15)
+    assert p.names == ("noise", "rank")
+    # One map may be given as a vector; coefficients default to the homogeneous model.
+    q = nd.MapParameter(0.5, maps[1])
+    assert q.names == ("map0",)
+    np.testing.assert_array_equal(q.value(), np.full(N, 0.5))
+
+
+def test_a_parameterisation_simulates_as_its_value():
+    maps = _maps()
+    p = nd.MapParameter(0.32, maps, coefficients=[0.02, 0.01])
+    with_map = _rww(I_o=p)
+    with_array = _rww(I_o=p.value())
+    key = jax.random.key(0)
+    a, _ = _loss(with_map, key)
+    b, _ = _loss(with_array, key)
+    assert float(a) == float(b)
+
+
+@pytest.mark.parametrize("kind", ["map", "deviation", "input", "edge"])
+def test_gradient_through_a_parameterisation_matches_finite_differences(kind):
+    net = _rww()
+    rng = np.random.default_rng(4)
+    w = net.graph.weights
+    if kind == "map":
+        net = eqx.tree_at(lambda n: n.dynamics.I_o, net,
+                          nd.MapParameter(0.33, _maps(), coefficients=[0.01, -0.02]))
+        where = lambda n: (n.dynamics.I_o.baseline, n.dynamics.I_o.coefficients)  # noqa: E731
+    elif kind == "deviation":
+        net = eqx.tree_at(lambda n: n.dynamics.w, net, nd.RegionalDeviation(
+            jnp.asarray(0.5), jnp.asarray(0.05 * rng.standard_normal(N))))
+        where = lambda n: n.dynamics.w.deviations  # noqa: E731
+    elif kind == "input":
+        net = eqx.tree_at(lambda n: n.graph.weights, net, nd.InputScaling(
+            w, jnp.asarray(0.1 * rng.standard_normal(N))))
+        where = lambda n: n.graph.weights.log_gain  # noqa: E731
+    else:
+        net = eqx.tree_at(lambda n: n.graph.weights, net, nd.EdgeScaling(
+            w, jnp.asarray(0.1 * rng.standard_normal((N, N)))))
+        where = lambda n: n.graph.weights.log_gain  # noqa: E731
+    _assert_gradient_matches(net, where)
+
+
+def test_deviations_are_mean_free_and_keep_the_baseline():
+    d = nd.RegionalDeviation(jnp.asarray(0.3), jnp.asarray([1.0, 2.0, 6.0]))
+    np.testing.assert_allclose(d.value(), [0.3 - 2.0, 0.3 - 1.0, 0.3 + 3.0], rtol=1e-15)
+    g = jax.grad(lambda d: jnp.sum(d.value() * jnp.asarray([1.0, 0.0, 0.0])))(d)
+    # Moving every deviation together changes nothing: the gradient sums to zero.
+    assert float(jnp.sum(g.deviations)) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_connectivity_scaling_formulas_and_the_structural_mask():
+    weights, _ = connectome(N)
+    g = np.random.default_rng(1).standard_normal(N)
+    np.testing.assert_allclose(nd.InputScaling(jnp.asarray(weights), jnp.asarray(g)).value(),
+                               np.exp(g)[:, None] * weights, rtol=1e-14)
+    G = np.random.default_rng(2).standard_normal((N, N))
+    e = nd.EdgeScaling(jnp.asarray(weights), jnp.asarray(G))
+    np.testing.assert_allclose(e.value(), np.exp(G) * weights, rtol=1e-14)
+    grad = jax.grad(lambda e: jnp.sum(e.value() ** 2))(e).log_gain
+    assert np.all(np.asarray(grad)[weights == 0] == 0)
+    assert np.all(np.asarray(grad)[weights > 0] > 0)
+
+
+def test_fit_trains_map_coefficients():
+    net = _rww(I_o=nd.MapParameter(0.33, _maps()))
+    fitted, history = nd.fit(net, _loss, __import__("optax").sgd(1e-3),
+                             where=lambda n: n.dynamics.I_o.coefficients, steps=2,
+                             key=jax.random.key(0), progress=False)
+    assert isinstance(fitted.dynamics.I_o, nd.MapParameter)
+    assert not np.allclose(fitted.dynamics.I_o.coefficients, 0.0)
+    np.testing.assert_array_equal(fitted.dynamics.I_o.maps, net.dynamics.I_o.maps)
+
+
+@pytest.mark.parametrize(
+    "build, match",
+    [
+        (lambda: nd.MapParameter(0.3, np.ones((2, 3)), coefficients=[1.0]), "coefficients"),
+        (lambda: nd.MapParameter(0.3, np.ones((2, 3)), names=("a",)), "names"),
+        (lambda: nd.MapParameter(0.3, np.full(3, np.nan)), "finite"),
+        (lambda: nd.MapParameter(0.3, np.ones((2, 3, 1))), "maps"),
+        (lambda: nd.MapParameter(jnp.ones(2), np.ones((1, 2))), "baseline"),
+        (lambda: nd.RegionalDeviation(0.3, jnp.ones((2, 2))), "deviations"),
+        (lambda: nd.InputScaling(jnp.ones((3, 3)), jnp.ones(4)), r"log_gain.*\(3,\)"),
+        (lambda: nd.EdgeScaling(jnp.ones((3, 3)), jnp.ones(3)), r"log_gain.*\(3, 3\)"),
+        (lambda: nd.InputScaling(jnp.ones((3, 2)), jnp.ones(3)), "square"),
+    ],
+)
+def test_bad_parameterisations_are_refused(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
+
+
+def test_a_map_of_the_wrong_length_names_the_model():
+    net = _rww(I_o=nd.MapParameter(0.33, np.ones((1, N + 1))))
+    with pytest.raises(ValueError, match="ReducedWongWang parameters do not fit"):
+        _loss(net, jax.random.key(0))
+
+
+# ---------------------------------------------------------------------------------------
+# Feedback inhibition control
+# ---------------------------------------------------------------------------------------
+
+
+def _exc_inh(G=0.3, **dynamics):
+    weights, delays = connectome(N)
+    return nd.Network(
+        dynamics=nd.ReducedWongWangExcInh(G=1.0, J_i=nd.FeedbackInhibition(), **dynamics),
+        coupling=nd.DelayedLinear(G=G),
+        graph=nd.DelayGraph(weights, delays),
+    )
+
+
+def _numpy_fic(weights, G, target=3.0, I_o=0.382, lamda=0.0):
+    """FIC from TVB's equations with SciPy's brentq, node by node (independent of netdyn)."""
+    a_e, b_e, d_e, g_e, t_e, w_p, J_N, W_e = 310.0, 125.0, 0.16, 0.641e-3, 100.0, 1.4, 0.15, 1.0
+    a_i, b_i, d_i, g_i, t_i, W_i, G_model = 615.0, 177.0, 0.087, 1e-3, 10.0, 0.7, 1.0
+
+    def H(a, b, d, x):
+        u = a * x - b
+        return u / (1.0 - np.exp(-d * u))
+
+    s_e = g_e * t_e * target / (1.0 + g_e * t_e * target)
+    x_e = brentq(lambda x: H(a_e, b_e, d_e, x) - target, 0.0, 2.0, xtol=1e-15)
+    J = []
+    for i in range(weights.shape[0]):
+        c = G * weights[i].sum() * s_e
+        drive = J_N * s_e + W_i * I_o + lamda * G_model * J_N * c
+        s_i = brentq(lambda s: s - t_i * g_i * H(a_i, b_i, d_i, drive - s), 0.0, 1.0,
+                     xtol=1e-15)
+        J.append((w_p * J_N * s_e + W_e * I_o + G_model * J_N * c - x_e) / s_i)
+    return np.asarray(J)
+
+
+@pytest.mark.parametrize("lamda", [0.0, 0.5])
+def test_fic_matches_an_independent_root_finder(lamda):
+    net = _exc_inh(G=0.3, lamda=lamda)
+    J_i = resolve_parameters(net).dynamics.J_i
+    expected = _numpy_fic(np.asarray(net.graph.weights), 0.3, lamda=lamda)
+    np.testing.assert_allclose(J_i, expected, rtol=1e-10)
+    assert np.ptp(expected) > 0.05  # regions differ: the in-strengths do
+
+
+def test_fic_network_settles_at_the_target_rate():
+    net = _exc_inh(G=0.3)
+    m = resolve_parameters(net).dynamics
+    sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=4000.0, dt=0.5,
+                      monitors={"raw": nd.Raw(period=500.0)})
+    y = np.asarray(sol["raw"])[-1]
+    c = 0.3 * np.asarray(net.graph.weights) @ y[0]
+    x_e = m.w_p * m.J_N * y[0] - np.asarray(m.J_i) * y[1] + m.W_e * m.I_o + m.G * m.J_N * c
+    np.testing.assert_allclose(np.asarray(m.rate_e(x_e)), 3.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("where", [
+    lambda n: n.coupling.G,
+    lambda n: n.dynamics.I_o,
+    lambda n: n.dynamics.J_i.target_rate,
+    lambda n: n.dynamics.w_p,
+])
+def test_fic_gradient_matches_finite_differences(where):
+    net = _exc_inh(G=0.3)
+    net = eqx.tree_at(where, net, jnp.asarray(where(net), dtype=float))
+    f = lambda n: jnp.sum(resolve_parameters(n).dynamics.J_i * jnp.arange(1.0, N + 1))  # noqa: E731
+    check = nd.check_gradient(lambda n, key: (f(n), {}), net, where, step=1e-5)
+    assert check.gradient == pytest.approx(check.finite_difference_half, rel=1e-7)
+
+
+def test_fic_needs_the_exc_inh_model():
+    weights, delays = connectome(N)
+    net = nd.Network(nd.ReducedWongWang(I_o=nd.FeedbackInhibition()), nd.DelayedLinear(),
+                     nd.DelayGraph(weights, delays))
+    with pytest.raises(ValueError, match="FeedbackInhibition sets J_i of a "
+                                         "ReducedWongWangExcInh"):
+        resolve_parameters(net)
+
+
+# ---------------------------------------------------------------------------------------
+# Maps
+# ---------------------------------------------------------------------------------------
+
+
+def test_in_strength_map_is_the_zscored_row_sum():
+    weights, _ = connectome(N)
+    s = weights.sum(axis=1)
+    np.testing.assert_allclose(nd.maps.in_strength(weights), (s - s.mean()) / s.std(),
+                               rtol=1e-13)
+
+
+def test_fc_gradient_recovers_a_one_dimensional_ordering():
+    # Regions on a line, FC falling with distance: the principal gradient is the position
+    # (a diffusion map of a one-dimensional manifold is monotone along it).
+    rng = np.random.default_rng(0)
+    t = rng.permutation(np.linspace(0.0, 1.0, 40))
+    fc = np.exp(-((t[:, None] - t[None, :]) ** 2) / 0.05)
+    g = nd.maps.fc_gradient(fc, sparsity=0.7)
+    order = np.argsort(t)
+    assert np.all(np.diff(g[order]) > 0) or np.all(np.diff(g[order]) < 0)
+    assert g.mean() == pytest.approx(0.0, abs=1e-12) and g.std() == pytest.approx(1.0)
+
+
+def test_maps_refuse_bad_input():
+    with pytest.raises(ValueError, match="constant"):
+        nd.maps.zscore(np.ones(5))
+    with pytest.raises(ValueError, match="square"):
+        nd.maps.in_strength(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        nd.maps.fc_gradient(np.full((4, 4), np.nan))
+    with pytest.raises(ValueError, match="sparsity"):
+        nd.maps.fc_gradient(np.eye(4), sparsity=1.0)
