@@ -22,16 +22,18 @@ from jaxtyping import ArrayLike
 from ._coupling.difference import DelayedDifference
 from ._coupling.linear import DelayedLinear
 from ._dynamics.reduced_wong_wang import ReducedWongWang
+from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh
 from ._dynamics.sup_hopf import SupHopf
 from ._graph.delay import DelayGraph
 from ._monitor.bold import Bold
 from ._monitor.hrf_bold import HrfBold
 from ._network import Network
 from ._noise.additive import AdditiveNoise
+from ._parameterisation.feedback_inhibition import FeedbackInhibition
 from ._remat._base import AbstractRemat
 from ._solver.heun import Heun
 
-__all__ = ["hopf", "reference_network", "reference_simulation", "rww"]
+__all__ = ["hopf", "reference_network", "reference_simulation", "rww", "rww_ei_fic"]
 
 # The reference workload (benchmarks/README.md): one place for its numbers.
 _REFERENCE_G = 0.5
@@ -73,6 +75,44 @@ def rww(
     return Network(
         dynamics=ReducedWongWang(w=w, I_o=I_o, initial_S=initial_S),
         coupling=DelayedLinear(G=G, interpolation=interpolation),
+        graph=DelayGraph.from_lengths(weights, lengths, speed=speed),
+        noise=AdditiveNoise(sigma=sigma),
+    )
+
+
+def rww_ei_fic(
+    weights: ArrayLike,
+    lengths: ArrayLike,
+    *,
+    G: float = 0.5,
+    sigma: float = 0.01,
+    speed: float = _REFERENCE_SPEED,
+    target_rate: float = 3.0,
+) -> Network:
+    r"""A two-population Wong-Wang network with feedback inhibition control (Deco et al.
+    2014) on a connectome with delays.
+
+    ``ReducedWongWangExcInh`` nodes (TVB's defaults, the model's own coupling scale
+    ``G = 1``) whose inhibitory weights $J_i$ are set by
+    ``FeedbackInhibition(target_rate)`` (every region's excitatory rate at
+    ``target_rate`` Hz in the balanced state, recomputed from the parameters at every
+    simulation), coupled by ``DelayedLinear(G)`` through ``DelayGraph.from_lengths(weights,
+    lengths, speed)``, with ``AdditiveNoise(sigma)`` on $S_E$ and $S_I$: the long-range
+    input of region $i$ is $G J_N \sum_j W_{ij} S_{E,j}(t - d_{ij})$.
+
+    With weights divided by their maximum (the embedded HCP connectome) the balanced
+    state is stable below $G \approx 0.56$, where the FC of the fluctuations around it
+    grows as $G$ approaches that critical value.
+
+    **Arguments**: ``weights`` ``[target, source]``, ``lengths`` tract lengths in mm,
+    ``G`` the global coupling, ``sigma`` the noise amplitude, ``speed`` the conduction
+    speed in mm/ms, ``target_rate`` the FIC rate in Hz.
+
+    This is ``netdyn fit --model rww-ei-fic``.
+    """
+    return Network(
+        dynamics=ReducedWongWangExcInh(G=1.0, J_i=FeedbackInhibition(target_rate=target_rate)),
+        coupling=DelayedLinear(G=G),
         graph=DelayGraph.from_lengths(weights, lengths, speed=speed),
         noise=AdditiveNoise(sigma=sigma),
     )

@@ -175,3 +175,17 @@ def test_observations_jit():
         return nd.rmse(nd.fc(x), target) + nd.fcd_distance(nd.fcd(x, 30, 10), nd.fcd(x, 20, 10))
 
     np.testing.assert_allclose(jax.jit(f)(x), f(x), rtol=1e-13)
+
+
+def test_a_non_finite_fc_never_scores_as_a_perfect_fit():
+    # A diverged simulation gives a NaN FC: every score must say NaN, not 0 (a scan would
+    # otherwise pick the diverged point as its best one).
+    target = jnp.full((5, 5), 0.3) + 0.7 * jnp.eye(5)
+    bad = target.at[1, 2].set(jnp.nan).at[2, 1].set(jnp.nan)
+    assert np.isnan(nd.rmse(bad, target))
+    assert np.isnan(nd.fcd_distance(jnp.full(10, jnp.nan), jnp.arange(10.0)))
+    summary = nd.fc_summary(bad, target)
+    assert all(np.isnan(float(v)) for v in summary.values()), summary
+    # Finite inputs are unchanged: rmse 0 with gradient 0 at a perfect fit.
+    assert float(nd.rmse(target, target)) == 0.0
+    assert np.all(np.asarray(jax.grad(nd.rmse)(target, target)) == 0.0)

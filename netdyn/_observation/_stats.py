@@ -38,9 +38,11 @@ def standardize(x: Float[Array, "samples columns"]) -> Float[Array, "samples col
 
 
 def safe_sqrt(x: Float[Array, "..."]) -> Float[Array, "..."]:
-    """``sqrt(x)`` with gradient 0 (not infinity) at ``x = 0``."""
+    """``sqrt(x)`` with gradient 0 (not infinity) at ``x = 0``; NaN stays NaN (a
+    diverged simulation must not score as a perfect fit)."""
     positive = x > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)), 0.0)
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, x, 1.0)),
+                     jnp.where(jnp.isnan(x), x, 0.0))
 
 
 def upper_triangle(m: ArrayLike, k: int = 1) -> Float[Array, "*batch pairs"]:

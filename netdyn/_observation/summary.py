@@ -36,5 +36,7 @@ def fc_summary(f: ArrayLike, target: ArrayLike) -> dict[str, Float[Array, ""]]:
         "fc_r": fc_correlation(f, target),
         "rmse": rmse(f, target),
         "mean_fc": jnp.mean(values),
-        "saturation": jnp.mean((values > SATURATED).astype(values.dtype)),
+        # NaN for a non-finite FC: never a plausible 0 % for a diverged simulation.
+        "saturation": jnp.where(jnp.all(jnp.isfinite(values)),
+                                jnp.mean((values > SATURATED).astype(values.dtype)), jnp.nan),
     }
