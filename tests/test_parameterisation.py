@@ -261,3 +261,15 @@ def test_maps_refuse_bad_input():
         nd.maps.fc_gradient(np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="sparsity"):
         nd.maps.fc_gradient(np.eye(4), sparsity=1.0)
+
+
+def test_parameterisations_nest_and_resolve_innermost_first():
+    # Input gains along a map: log g_i = sum_k c_k M_ki (an absolute map with baseline 0).
+    weights, _ = connectome(N)
+    maps = _maps()
+    gain = nd.MapParameter(0.0, maps, coefficients=[0.3, -0.2], relative=False)
+    net = eqx.tree_at(lambda n: n.graph.weights, _rww(), nd.InputScaling(weights, gain))
+    resolved = resolve_parameters(net).graph.weights
+    expected = np.exp(0.3 * maps[0] - 0.2 * maps[1])[:, None] * weights
+    np.testing.assert_allclose(resolved, expected, rtol=1e-14)
+    _assert_gradient_matches(net, lambda n: n.graph.weights.log_gain.coefficients)

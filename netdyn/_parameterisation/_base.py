@@ -47,11 +47,20 @@ def _is_derived(x) -> bool:
     return isinstance(x, AbstractNetworkParameterisation)
 
 
+def _value(p: AbstractParameterisation):
+    """``p.value()`` after the parameterisations inside ``p`` are replaced by theirs
+    (e.g. ``InputScaling`` whose ``log_gain`` is a ``MapParameter``)."""
+    leaves, treedef = jax.tree.flatten(p, is_leaf=lambda x: x is not p and _is_plain(x))
+    inner = [_value(x) if _is_plain(x) else x for x in leaves]
+    return jax.tree.unflatten(treedef, inner).value()
+
+
 def resolve_parameters(network):
     """``network`` with every parameterisation replaced by its value: first the
-    ``AbstractParameterisation``s, then the ``AbstractNetworkParameterisation``s (which
-    see the first ones' values). A network without any is returned as is."""
-    network = jax.tree.map(lambda x: x.value() if _is_plain(x) else x, network,
+    ``AbstractParameterisation``s (innermost first, when one holds another), then the
+    ``AbstractNetworkParameterisation``s (which see the first ones' values). A network
+    without any is returned as is."""
+    network = jax.tree.map(lambda x: _value(x) if _is_plain(x) else x, network,
                            is_leaf=_is_plain)
     if not any(_is_derived(x) for x in jax.tree.leaves(network, is_leaf=_is_derived)):
         return network

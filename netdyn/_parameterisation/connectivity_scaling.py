@@ -6,10 +6,16 @@ from jaxtyping import Array, ArrayLike, Float
 from ._base import AbstractParameterisation
 
 
+def _array_or_parameterisation(x):
+    return x if isinstance(x, AbstractParameterisation) else jnp.asarray(x, dtype=float)
+
+
 def _check(name, weights, log_gain, gain_shape):
     if jnp.ndim(weights) != 2 or jnp.shape(weights)[0] != jnp.shape(weights)[1]:
         raise ValueError(f"{name} weights must be a square [target, source] matrix, got "
                          f"shape {jnp.shape(weights)}.")
+    if isinstance(log_gain, AbstractParameterisation):
+        return  # its value's shape is checked when it is resolved
     n = jnp.shape(weights)[0]
     expected = gain_shape(n)
     if jnp.shape(log_gain) != expected:
@@ -26,15 +32,17 @@ class InputScaling(AbstractParameterisation):
     any $g_i$. Put it in place of a graph's weights: ``eqx.tree_at(lambda n:
     n.graph.weights, net, nd.InputScaling(net.graph.weights, jnp.zeros(n)))``.
 
-    **Arguments**: ``weights`` ``[nodes, nodes]``, ``log_gain`` ``[nodes]``.
+    **Arguments**: ``weights`` ``[nodes, nodes]``, ``log_gain`` ``[nodes]`` (or a
+    parameterisation of it, e.g. ``nd.MapParameter(0.0, maps, relative=False)``: gains
+    along a few maps).
     """
 
     weights: Float[Array, "nodes nodes"]
-    log_gain: Float[Array, " nodes"]
+    log_gain: Float[Array, " nodes"] | AbstractParameterisation
 
-    def __init__(self, weights: ArrayLike, log_gain: ArrayLike):
+    def __init__(self, weights: ArrayLike, log_gain: ArrayLike | AbstractParameterisation):
         self.weights = jnp.asarray(weights, dtype=float)
-        self.log_gain = jnp.asarray(log_gain, dtype=float)
+        self.log_gain = _array_or_parameterisation(log_gain)
 
     def __check_init__(self):
         _check("InputScaling", self.weights, self.log_gain, lambda n: (n,))
@@ -56,11 +64,11 @@ class EdgeScaling(AbstractParameterisation):
     """
 
     weights: Float[Array, "nodes nodes"]
-    log_gain: Float[Array, "nodes nodes"]
+    log_gain: Float[Array, "nodes nodes"] | AbstractParameterisation
 
-    def __init__(self, weights: ArrayLike, log_gain: ArrayLike):
+    def __init__(self, weights: ArrayLike, log_gain: ArrayLike | AbstractParameterisation):
         self.weights = jnp.asarray(weights, dtype=float)
-        self.log_gain = jnp.asarray(log_gain, dtype=float)
+        self.log_gain = _array_or_parameterisation(log_gain)
 
     def __check_init__(self):
         _check("EdgeScaling", self.weights, self.log_gain, lambda n: (n, n))

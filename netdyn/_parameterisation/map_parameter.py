@@ -12,7 +12,8 @@ class MapParameter(AbstractParameterisation):
     r"""A regional parameter varying along ``k`` maps (Demirtas et al. 2019; Kong et al.
     2021; Wang et al. 2019):
 
-    $$ P_i = P_b \Big(1 + \sum_k c_k M_{ki}\Big), $$
+    $$ P_i = P_b \Big(1 + \sum_k c_k M_{ki}\Big) \quad \text{(``relative=True``)}, \qquad
+       P_i = P_b + \sum_k c_k M_{ki} \quad \text{(``relative=False``)}, $$
 
     with baseline $P_b$ (``baseline``), coefficients $c_k$ (``coefficients``) and maps
     $M_{ki}$ (``maps``, ``[k, nodes]``: say T1w/T2w myelin, the principal FC gradient or
@@ -22,7 +23,10 @@ class MapParameter(AbstractParameterisation):
 
     **Arguments**: ``baseline`` (a scalar), ``maps`` ``[k, nodes]`` (or one map
     ``[nodes]``), ``coefficients`` ``[k]`` (default zeros: the homogeneous model),
-    ``names`` of the maps (static, for reports; default ``map0, map1, ...``).
+    ``names`` of the maps (static, for reports; default ``map0, map1, ...``),
+    ``relative`` (static, default ``True``): the coefficients scale the baseline, or add
+    to it (for parameters whose natural baseline is 0, such as the log-gains of
+    ``nd.InputScaling``: ``InputScaling(w, MapParameter(0.0, maps, relative=False))``).
 
     **Raises**: ``ValueError`` when the maps are not finite real ``[k, nodes]``, or the
     coefficients or names do not match their number.
@@ -32,8 +36,9 @@ class MapParameter(AbstractParameterisation):
     coefficients: Float[Array, " k"]
     maps: Float[Array, "k nodes"]
     names: tuple[str, ...] = eqx.field(static=True)
+    relative: bool = eqx.field(static=True)
 
-    def __init__(self, baseline, maps, coefficients=None, names=None):
+    def __init__(self, baseline, maps, coefficients=None, names=None, relative=True):
         m = np.asarray(maps)
         if m.ndim == 1:
             m = m[None]
@@ -48,6 +53,7 @@ class MapParameter(AbstractParameterisation):
         self.coefficients = (jnp.zeros(k) if coefficients is None else
                              jnp.asarray(coefficients, dtype=float))
         self.names = tuple(f"map{i}" for i in range(k)) if names is None else tuple(names)
+        self.relative = bool(relative)
 
     def __check_init__(self):
         k = self.maps.shape[0]
@@ -62,4 +68,5 @@ class MapParameter(AbstractParameterisation):
                              f"{jnp.shape(self.baseline)}.")
 
     def value(self) -> Float[Array, " nodes"]:
-        return self.baseline * (1.0 + self.coefficients @ self.maps)
+        offset = self.coefficients @ self.maps
+        return self.baseline * (1.0 + offset) if self.relative else self.baseline + offset
