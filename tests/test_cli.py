@@ -102,6 +102,11 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--checkpoint-every", "0"], "--checkpoint-every must be >= 1"),
         (["--speed", "0"], "--speed must be a finite number of mm/ms > 0"),
         (["--resume", "--overwrite"], "give one of them"),
+        (["--fit", "G,I_o:regional"], "the suffixes are ':global' and ':maps'"),
+        (["--fit", "G:maps"], "only parameters of the dynamics vary along maps"),
+        (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
+        (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
+        (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
     ],
 )
 def test_bad_arguments(args, message, capsys, tmp_path):
@@ -388,6 +393,39 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     assert report["units"] == {"coupling.G": 1e-3}
     history = json.loads((out / "history.json").read_text())
     assert history["params"]["coupling.G"][0] == pytest.approx(0.7, rel=1e-12)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("1 2 3", "3 values for 80 regions"),
+    ("myelin\n" + "\n".join(["0.5"] * 80), "constant"),
+    ("\n".join(["1"] * 79 + ["x"]), "'x' is not a number"),
+])
+def test_bad_map_files_name_the_file(content, message, capsys, tmp_path):
+    path = tmp_path / "map.txt"
+    path.write_text(content)
+    err = _fail([*TINY, "--out", str(tmp_path / "fit"), "--fit", "G,I_o:maps", "--maps",
+                 f"fc-gradient,{path}"], capsys)
+    assert f"--maps {path}" in err and message in err
+
+
+def test_regional_parameter_along_maps(tmp_path, capsys):
+    # The two-population model with FIC, its I_o varying along the in-strength and a map
+    # from a file (with a header naming it): the coefficients start at 0 (the homogeneous
+    # model) and are fitted; the report names each map's coefficient.
+    rng = np.random.default_rng(0)
+    path = tmp_path / "myelin.csv"
+    path.write_text("T1w/T2w\n" + ",\n".join(f"{v:.6f}" for v in rng.random(80)))
+    out = tmp_path / "fit"
+    assert main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit", "G,I_o:maps",
+                 "--maps", f"in-strength,{path}", "--steps", "2", "--realisations", "1",
+                 "--no-gradient-check", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "params.json").read_text())
+    assert report["maps"] == {"names": ["in-strength", "T1w/T2w"], "parameters": ["I_o"]}
+    coefficients = report["parameters"]["dynamics.I_o.coefficients"]
+    assert len(coefficients) == 2 and report["initial"]["dynamics.I_o.coefficients"] == [0, 0]
+    assert re.search(r"dynamics.I_o.coefficients = [+-][\d.e-]+ in-strength, [+-][\d.e-]+ "
+                     r"T1w/T2w", printed), printed
 
 
 def test_no_level_crossing_is_no_fit(tmp_path, capsys):

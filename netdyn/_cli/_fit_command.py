@@ -24,6 +24,7 @@ from .._solver.heun import Heun
 from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import FitData, load_data
+from ._maps import read_maps
 from ._model import MODELS, factor, network, optimiser, remat, selection
 from ._report import (
     cautions,
@@ -141,7 +142,8 @@ def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:
 
 def _start(args, out: Path, net, loss_fn, key) -> dict | None:
     """The scan of G (run now, or that of the run resumed), ``None`` without a scan."""
-    if not (args.grid > 0 and args.G is None and "G" in selection(args, net)[0].names):
+    fitted = {spec.partition(":")[0].strip() for spec in args.fit.split(",")}
+    if not (args.grid > 0 and args.G is None and "G" in fitted):
         return None
     if args.resume and (out / SCAN).is_file():
         return json.loads((out / SCAN).read_text(encoding="utf-8"))
@@ -156,7 +158,8 @@ def fit_command(args, argv: Sequence[str]) -> int:
     check_numbers(args)
     fcd_samples(args)
     net, monitor = network(args, data.weights, data.lengths)
-    selection(args, net)  # --fit checked before anything is written
+    maps = read_maps(args.maps, data.weights, data.target) if ":maps" in args.fit else None
+    selection(args, net, maps)  # --fit checked before anything is written
     loss_fn, heldout_fn = _losses(args, data, monitor)
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
@@ -165,7 +168,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
               + (f", continuing at step {done + 1}." if done < total else
                  "; evaluating its result again."), flush=True)
     try:
-        return _run(args, out, data, net, loss_fn, heldout_fn)
+        return _run(args, out, data, net, loss_fn, heldout_fn, maps)
     except KeyboardInterrupt:
         saved = checkpoint_steps(out)
         if saved is None or saved[0] == 0:
@@ -178,7 +181,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
         return 130
 
 
-def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
+def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
     key = jax.random.key(args.seed)
     if not args.quiet:
         print(
@@ -197,7 +200,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     G = scan["start"] if scan is not None else None
     if G is not None:
         net, _ = network(args, data.weights, data.lengths, G=G)
-    where, bounds, net = selection(args, net)
+    where, bounds, net = selection(args, net, maps)
     check = None if args.no_gradient_check or args.resume else _gradient_check(
         args, loss_fn, net, where, key)
     try:
@@ -223,6 +226,8 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn) -> int:
     result = report(args, history, where(fitted), (train, heldout), scan, data.target, elapsed)
     result["runs"] = _run_scores(args, data, signals)
     result["gradient_check"] = check
+    if maps is not None:
+        result["maps"] = {"names": list(maps.names), "parameters": list(where.mapped)}
     result["cautions"] = cautions(result)
     test = runs_fc(data.test) if data.test else None
     plotted = write_results(args, out, result, history, (data.target, test), simulated,

@@ -18,6 +18,7 @@ from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
 from .._monitor.temporal_average import TemporalAverage
 from .._network import Network
+from .._parameterisation.map_parameter import MapParameter
 from .._remat._base import AbstractRemat
 from .._remat.multilevel import MultiLevel
 from .._remat.nested import Nested
@@ -29,7 +30,7 @@ from .._remat.uniform import Uniform
 class CliModel:
     """What ``--model NAME`` builds: the preset, its defaults and the signal compared."""
 
-    build: Callable[..., Network]  # presets.rww / presets.hopf
+    build: Callable[..., Network]  # presets.rww / presets.hopf / presets.rww_ei_fic
     G: float  # the default (unscanned) start of G, in the units of --G
     sigma: float  # the default noise amplitude, in the units of --sigma
     signal: Callable[[float, float], AbstractMonitor]  # (tr, warmup) -> monitor
@@ -45,6 +46,13 @@ MODELS = {
         signal=lambda tr, warmup: Bold(period=tr, variables="S", warmup=warmup),
         bounds={"w": Interval(0.0, 1.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
                 "gamma": Positive(), "tau_s": Positive()},
+        units={},
+    ),
+    "rww-ei-fic": CliModel(
+        build=presets.rww_ei_fic, G=0.5, sigma=0.001,
+        signal=lambda tr, warmup: Bold(period=tr, variables="S_e", warmup=warmup),
+        bounds={"w_p": Interval(0.0, 3.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
+                "W_e": Positive(), "W_i": Positive()},
         units={},
     ),
     "hopf": CliModel(
@@ -79,9 +87,17 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
 _OUTSIDE = {"G": lambda m: m.coupling.G, "sigma": lambda m: m.noise.sigma}
 
 
-def _leaf(m: Network, name: str):
-    """The parameter ``name`` (``G``, ``sigma`` or a field of the dynamics) of ``m``."""
-    return _OUTSIDE[name](m) if name in _OUTSIDE else getattr(m.dynamics, name)
+# The bounds of the map coefficients: +-1 changes a parameter by 100 % per standard
+# deviation of a map, far beyond any published fit (|c| < 0.5), and keeps a step of Adam
+# from flipping a parameter's sign in the extreme regions.
+MAP_COEFFICIENT_BOUNDS = Interval(-1.0, 1.0)
+
+
+def _leaf(m: Network, name: str, maps: bool = False):
+    """The parameter ``name`` (``G``, ``sigma`` or a field of the dynamics) of ``m``; the
+    coefficients of its ``MapParameter`` with ``maps``."""
+    leaf = _OUTSIDE[name](m) if name in _OUTSIDE else getattr(m.dynamics, name)
+    return leaf.coefficients if maps else leaf
 
 
 class Where(eqx.Module):
@@ -89,24 +105,30 @@ class Where(eqx.Module):
     repeated runs in one process share the compiled step."""
 
     names: tuple[str, ...] = eqx.field(static=True)
+    mapped: tuple[str, ...] = eqx.field(static=True, default=())  # fitted along --maps
 
     def __call__(self, m: Network) -> tuple:
-        return tuple(_leaf(m, name) for name in self.names)
+        return tuple(_leaf(m, name, name in self.mapped) for name in self.names)
 
 
-def selection(args, net: Network) -> tuple[Where, tuple, Network]:
+def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
     """``where``, ``bounds`` and the network with the fitted parameters as arrays (made
-    here, once: ``[nodes]`` for per-region ones, a scalar otherwise)."""
+    here, once: ``[nodes]`` for per-region ones, a scalar otherwise), and those fitted
+    along maps (``NAME:maps``) as ``MapParameter``s over ``maps`` (a ``RegionMaps``, from
+    ``--maps``) with zero coefficients: the homogeneous model at the start."""
     table = MODELS[args.model].bounds
     specs = [s.strip() for s in args.fit.split(",") if s.strip()]
     if not specs:
         raise ValueError("--fit: give at least one parameter, e.g. --fit G.")
     n = net.graph.n_nodes
-    names, bounds, values = [], [], []
+    names, bounds, values, mapped = [], [], [], []
     for spec in specs:
         name, _, scope = spec.partition(":")
-        if scope not in ("", "global"):
-            raise ValueError(f"--fit {spec!r}: the only suffix is ':global'.")
+        if scope not in ("", "global", "maps"):
+            raise ValueError(f"--fit {spec!r}: the suffixes are ':global' and ':maps'.")
+        if scope == "maps" and name in _OUTSIDE:
+            raise ValueError(f"--fit {spec!r}: only parameters of the dynamics vary along "
+                             f"maps ({', '.join(table)}).")
         if name not in _OUTSIDE and name not in table:
             raise ValueError(
                 f"--fit {name!r}: unknown parameter for --model {args.model}; choose from "
@@ -114,13 +136,24 @@ def selection(args, net: Network) -> tuple[Where, tuple, Network]:
             )
         if name in names:
             raise ValueError(f"--fit {args.fit!r} names {name} twice.")
-        shape = () if name in _OUTSIDE or scope == "global" else (n,)
+        names.append(name)
         # Strongly typed (an explicit dtype), so that the first update does not change the
         # type: a second compilation.
-        values.append(jnp.full(shape, float(np.asarray(_leaf(net, name))), float_dtype()))
-        names.append(name)
+        start = float(np.asarray(_leaf(net, name)))
+        if scope == "maps":
+            if maps is None:
+                raise ValueError(f"--fit {spec!r}: no maps given (--maps).")
+            mapped.append(name)
+            net = eqx.tree_at(lambda m: getattr(m.dynamics, name), net, MapParameter(
+                jnp.asarray(start, float_dtype()), maps.values, names=maps.names,
+                coefficients=jnp.zeros(len(maps.names), float_dtype())))
+            bounds.append(MAP_COEFFICIENT_BOUNDS)
+            values.append(_leaf(net, name, True))
+            continue
+        shape = () if name in _OUTSIDE or scope == "global" else (n,)
+        values.append(jnp.full(shape, start, float_dtype()))
         bounds.append(Positive() if name in _OUTSIDE else table[name])
-    where = Where(tuple(names))
+    where = Where(tuple(names), tuple(mapped))
     return where, tuple(bounds), eqx.tree_at(where, net, tuple(values))
 
 

@@ -99,15 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--model", choices=sorted(MODELS), default="rww",
                        help="rww: Reduced Wong-Wang (w=0.5, I_o=0.32), delayed linear "
                        "coupling, BOLD of S; hopf: Stuart-Landau oscillators (a=-0.02 /s, "
-                       "0.05 Hz), delayed diffusive coupling, TR averages of x as signal "
+                       "0.05 Hz), delayed diffusive coupling, TR averages of x as signal; "
+                       "rww-ei-fic: excitatory and inhibitory Wong-Wang populations (TVB's "
+                       "ReducedWongWangExcInh) with feedback inhibition control (every "
+                       "region's excitatory rate at 3 Hz), BOLD of S_e "
                        "(default: rww)")
     model.add_argument("--G", type=float, default=None,
                        help="initial global coupling (default: the best point of the "
-                       "--grid search; without it 0.15 for rww, 0.5 for hopf)")
+                       "--grid search; without it 0.15 for rww, 0.5 for hopf and "
+                       "rww-ei-fic)")
     model.add_argument("--speed", type=float, default=4.0,
                        help="conduction speed in mm/ms (delays = lengths / speed; default 4)")
     model.add_argument("--sigma", type=float, default=None,
-                       help="additive noise amplitude (default: 0.00283 rww, 0.02 hopf)")
+                       help="additive noise amplitude (default: 0.00283 rww, 0.02 hopf, "
+                       "0.001 rww-ei-fic)")
     model.add_argument("--dt", type=float, default=1.0, help="time step in ms (default 1)")
     model.add_argument("--duration", type=float, default=DEFAULT_DURATION,
                        help="measured simulated time per realisation in ms, a multiple of "
@@ -134,9 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--fit", default="G,sigma", metavar="NAMES",
                      help="comma-separated parameters to fit: G (global coupling), sigma "
                      "(noise amplitude, one for all regions) and the model's parameters "
-                     "(rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega), one value per region, "
-                     "or one in all with a ':global' suffix, e.g. 'G,I_o' or 'G,w:global' "
-                     "(default: G,sigma)")
+                     "(rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega; rww-ei-fic: w_p, "
+                     "I_o, J_N, W_e, W_i), one value per region, one in all with a ':global' "
+                     "suffix, or varying along the --maps with a ':maps' suffix (P_i = P (1 "
+                     "+ sum_k c_k M_ki), the coefficients c_k fitted), e.g. 'G,I_o', "
+                     "'G,w:global' or 'G,sigma,w_p:maps' (default: G,sigma)")
+    opt.add_argument("--maps", default="in-strength,fc-gradient", metavar="MAPS",
+                     help="the regional maps of ':maps' parameters, comma-separated: "
+                     "in-strength (of the weights), fc-gradient (the principal gradient of "
+                     "the fitted FC, Margulies et al. 2016) or files with one value per "
+                     "region (an optional first line names the map), each z-scored "
+                     "(default: in-strength,fc-gradient)")
     opt.add_argument("--loss", choices=METRICS, default="1-r+huber",
                      help="1-r+huber: 1 - the Pearson r of the FC upper triangles (pattern) "
                      "plus the difference of their means (level), smoothed within 0.05 of "

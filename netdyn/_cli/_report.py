@@ -155,14 +155,22 @@ def cautions(result: dict) -> list[str]:
     return out
 
 
+def _parameter_text(name: str, v, map_names: list[str]) -> str:
+    """``name = value``: a scalar, each map's coefficient, or a per-region mean."""
+    if isinstance(v, float):
+        return f"{name} = {v:.4g}"
+    if name.endswith(".coefficients") and len(v) == len(map_names):
+        return f"{name} = " + ", ".join(f"{c:+.4g} {m}" for c, m in zip(v, map_names))
+    return f"{name} = mean {np.mean(v):.4g}"
+
+
 def summary(out: Path, result: dict, plotted: bool) -> str:
     """The closing lines printed by ``netdyn fit``."""
     heldout = result["heldout"]
     caution = result.get("cautions") or []
-    values = ", ".join(
-        f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = mean {np.mean(v):.4g}"
-        for k, v in result["parameters"].items()
-    )
+    maps = result.get("maps") or {"names": []}
+    values = ", ".join(_parameter_text(k, v, maps["names"])
+                       for k, v in result["parameters"].items())
     return (
         f"netdyn fit: {values}; loss {result['initial_loss']:.4g} -> {result['loss']:.4g}, "
         f"FC r {result['initial_fc_r']:.3f} -> {result['fc_r']:.3f} "
