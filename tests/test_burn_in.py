@@ -57,13 +57,13 @@ def test_realisations_average_fc_of_independent_keys():
 
 
 @pytest.mark.parametrize("metric", ["1-r+mean", "rmse"])
-def test_gradient_through_burn_in_matches_finite_differences(metric):
+def test_truncated_gradient_matches_finite_differences_of_the_frozen_objective(metric):
     # The burn-in is outside the gradient by design (stop_gradient on its final state):
     # the objective differentiated is the measured run's loss from the burn-in state
     # reached at the current parameters, held fixed. Finite differences of exactly that,
     # written with plain `simulate` calls and numpy's corrcoef.
     net, key = _network(), jax.random.key(5)
-    loss = _loss(burn_in=200.0, realisations=2, metric=metric)
+    loss = _loss(burn_in=200.0, realisations=2, metric=metric, burn_in_gradient=False)
     G = 0.3
     g = jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0])(
         jnp.asarray(G))
@@ -90,7 +90,7 @@ def test_gradient_through_burn_in_matches_finite_differences(metric):
     np.testing.assert_allclose(float(g), fd, rtol=5e-5)
 
 
-def test_burn_in_gradient_approaches_full_gradient_for_long_runs():
+def test_truncated_gradient_approaches_full_gradient_for_long_runs():
     # What the stop_gradient leaves out is the effect of G on the state the measured run
     # starts from; it fades with the system's memory (here ~10 ms of relaxation, 5 ms
     # averaging) against a 2 s measured run, so the truncated gradient is within a few
@@ -98,7 +98,7 @@ def test_burn_in_gradient_approaches_full_gradient_for_long_runs():
     net, key = _network(), jax.random.key(7)
     monitor = nd.TemporalAverage(period=5.0, variables=("x",))
     loss = nd.FcLoss(_loss().target, nd.Heun(), monitor, duration=2000.0, dt=DT,
-                     metric="rmse", burn_in=200.0)
+                     metric="rmse", burn_in=200.0, burn_in_gradient=False)
 
     def f(G):
         return loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]
@@ -141,12 +141,13 @@ def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
 
 # The gradient is taken with respect to the whole network, nearest-step delays included.
 @pytest.mark.filterwarnings("ignore::netdyn.NearestDelayGradientWarning")
-def test_burn_in_records_no_tape():
-    # Gradient memory does not grow with the burn-in: it runs outside the tape.
+def test_truncated_burn_in_records_no_tape():
+    # With burn_in_gradient=False, gradient memory does not grow with the burn-in: it runs
+    # outside the tape.
     net = _network()
 
     def memory(burn_in):
-        loss = _loss(burn_in=burn_in, duration=300.0)
+        loss = _loss(burn_in=burn_in, duration=300.0, burn_in_gradient=False)
         return nd.gradient_memory(lambda n, k: loss(n, k)[0], net, jax.random.key(0)).temp_bytes
 
     short, long = memory(100.0), memory(3000.0)

@@ -15,6 +15,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -103,7 +105,8 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--speed", "0"], "--speed must be a finite number of mm/ms > 0"),
         (["--resume", "--overwrite"], "give one of them"),
         (["--fit", "G,I_o:regional"], "the suffixes are ':global' and ':maps'"),
-        (["--fit", "G:maps"], "only parameters of the dynamics vary along maps"),
+        (["--fit", "G:maps"], "only parameters of the dynamics and input-gain vary"),
+        (["--fit", "G,input-gain:global"], "input-gain is per region"),
         (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
         (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
         (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
@@ -416,16 +419,40 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
     path = tmp_path / "myelin.csv"
     path.write_text("T1w/T2w\n" + ",\n".join(f"{v:.6f}" for v in rng.random(80)))
     out = tmp_path / "fit"
-    assert main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit", "G,I_o:maps",
-                 "--maps", f"in-strength,{path}", "--steps", "2", "--realisations", "1",
-                 "--no-gradient-check", "--out", str(out)]) == 0
+    assert main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit",
+                 "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps", "2",
+                 "--realisations", "1", "--no-gradient-check", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "params.json").read_text())
     assert report["maps"] == {"names": ["in-strength", "T1w/T2w"], "parameters": ["I_o"]}
     coefficients = report["parameters"]["dynamics.I_o.coefficients"]
     assert len(coefficients) == 2 and report["initial"]["dynamics.I_o.coefficients"] == [0, 0]
+    # input-gain: 80 mean-free log-gains of each region's input, from 0.
+    gains = np.asarray(report["parameters"]["graph.weights.log_gain.deviations"])
+    assert gains.shape == (80,) and np.any(gains != 0)
     assert re.search(r"dynamics.I_o.coefficients = [+-][\d.e-]+ in-strength, [+-][\d.e-]+ "
                      r"T1w/T2w", printed), printed
+
+
+def test_input_gain_along_maps_is_the_scaled_connectome():
+    # No simulation: the selection's network, resolved, has W_ij exp(sum_k c_k M_ki).
+    from netdyn._cli._maps import read_maps
+    from netdyn._cli._model import network, selection
+    from netdyn._cli._parser import build_parser
+    from netdyn._parameterisation._base import resolve_parameters
+
+    args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit",
+                                      "G,input-gain:maps", "--G", "0.4"])
+    args.tr = 720.0
+    data = nd.datasets.load("hcp")
+    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
+    maps = read_maps("in-strength,fc-gradient", np.asarray(data.weights), np.asarray(data.fc))
+    where, bounds, net = selection(args, net, maps)
+    c = np.array([0.3, -0.1])
+    moved = eqx.tree_at(where, net, (net.coupling.G, jnp.asarray(c)))
+    expected = np.exp(c @ maps.values)[:, None] * np.asarray(data.weights)
+    np.testing.assert_allclose(resolve_parameters(moved).graph.weights, expected, rtol=1e-13)
+    assert where.mapped == ("input-gain",)
 
 
 def test_no_level_crossing_is_no_fit(tmp_path, capsys):

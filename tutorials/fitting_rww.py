@@ -69,7 +69,7 @@ levels = [np.mean(nd.upper_triangle(f, k=1)) for f in (target, nd.runs_fc(test_r
 print(f"noise ceiling, runs 1-4 against 5-7: FC r {ceiling:.3f}; mean FC {levels[0]:.3f} "
       f"(runs 1-4), {levels[1]:.3f} (runs 5-7)")
 TR = data.tr
-BURN_IN = TR * (10 if QUICK else 80)  # 7.2 s or 57.6 s, forward only
+BURN_IN = TR * (10 if QUICK else 80)  # 7.2 s or 57.6 s, not compared
 DURATION = TR * (20 if QUICK else 60)  # BOLD per realisation: 14.4 s or 43.2 s
 REALISATIONS = 2 if QUICK else 4
 print(f"{n_nodes} regions; per evaluation {REALISATIONS} x {DURATION / 1000:.1f} s of BOLD "
@@ -84,9 +84,11 @@ print(f"{n_nodes} regions; per evaluation {REALISATIONS} x {DURATION / 1000:.1f}
 #
 # - **A burn-in.** All regions start from the same state; the shared relaxation from it
 #   (tens of seconds with the haemodynamics) correlates every region with every other, and
-#   a fit that sees it learns the transient. `burn_in=` simulates that part forward only
-#   (no gradient, no memory) and the measured run continues from its final state, exactly
-#   as one long simulation would.
+#   a fit that sees it learns the transient. `burn_in=` simulates that part without
+#   comparing it, and the measured run continues from its final state, exactly as one
+#   long simulation would. The gradient runs through the burn-in too: it is exact.
+#   (`burn_in_gradient=False` holds the burn-in's final state fixed instead: cheaper, but
+#   near the critical coupling, and for regional parameters, it can point the wrong way.)
 # - **Several realisations.** The FC of a few minutes of BOLD is a noisy estimate.
 #   `realisations=` runs independent noise realisations in parallel (`vmap`) and compares
 #   the mean of their FCs.

@@ -263,7 +263,8 @@ def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
               f"{c.finite_difference_half:.4g} ({c.finite_difference:.4g} at twice the "
               "step): the fit's gradient may point the wrong way here"
               + ("" if args.burn_in_gradient else
-                 " (the burn-in is held fixed; --burn-in-gradient gives the exact gradient)")
+                 " (--truncated-gradient holds the burn-in fixed; without it the gradient "
+                 "is exact)")
               + ".", file=sys.stderr, flush=True)
     return out
 

@@ -18,7 +18,9 @@ from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
 from .._monitor.temporal_average import TemporalAverage
 from .._network import Network
+from .._parameterisation.connectivity_scaling import InputScaling
 from .._parameterisation.map_parameter import MapParameter
+from .._parameterisation.regional_deviation import RegionalDeviation
 from .._remat._base import AbstractRemat
 from .._remat.multilevel import MultiLevel
 from .._remat.nested import Nested
@@ -93,11 +95,32 @@ _OUTSIDE = {"G": lambda m: m.coupling.G, "sigma": lambda m: m.noise.sigma}
 MAP_COEFFICIENT_BOUNDS = Interval(-1.0, 1.0)
 
 
+# Each region's input scaled by exp(g_i) (nd.InputScaling), with g mean-free (G sets the
+# overall level), per region or along the --maps. Bounded to gains within e^+-2.
+INPUT_GAIN = "input-gain"
+INPUT_GAIN_BOUNDS = Interval(-2.0, 2.0)
+
+
 def _leaf(m: Network, name: str, maps: bool = False):
-    """The parameter ``name`` (``G``, ``sigma`` or a field of the dynamics) of ``m``; the
-    coefficients of its ``MapParameter`` with ``maps``."""
+    """The parameter ``name`` (``G``, ``sigma``, ``input-gain`` or a field of the
+    dynamics) of ``m``; the coefficients of its ``MapParameter`` with ``maps``."""
+    if name == INPUT_GAIN:
+        gain = m.graph.weights.log_gain
+        return gain.coefficients if maps else gain.deviations
     leaf = _OUTSIDE[name](m) if name in _OUTSIDE else getattr(m.dynamics, name)
     return leaf.coefficients if maps else leaf
+
+
+def _input_gain(net: Network, scope: str, maps, dtype) -> Network:
+    """``net`` with its weights scaled per region: ``InputScaling`` whose log-gains are
+    mean-free deviations, or a ``MapParameter`` over the maps, all zero at the start."""
+    zero = jnp.asarray(0.0, dtype)
+    if scope == "maps":
+        gain = MapParameter(zero, maps.values, names=maps.names, relative=False,
+                            coefficients=jnp.zeros(len(maps.names), dtype))
+    else:
+        gain = RegionalDeviation(zero, jnp.zeros(net.graph.n_nodes, dtype))
+    return eqx.tree_at(lambda m: m.graph.weights, net, InputScaling(net.graph.weights, gain))
 
 
 class Where(eqx.Module):
@@ -127,23 +150,32 @@ def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
         if scope not in ("", "global", "maps"):
             raise ValueError(f"--fit {spec!r}: the suffixes are ':global' and ':maps'.")
         if scope == "maps" and name in _OUTSIDE:
-            raise ValueError(f"--fit {spec!r}: only parameters of the dynamics vary along "
-                             f"maps ({', '.join(table)}).")
-        if name not in _OUTSIDE and name not in table:
+            raise ValueError(f"--fit {spec!r}: only parameters of the dynamics and "
+                             f"{INPUT_GAIN} vary along maps ({', '.join(table)}).")
+        if name not in _OUTSIDE and name not in table and name != INPUT_GAIN:
             raise ValueError(
                 f"--fit {name!r}: unknown parameter for --model {args.model}; choose from "
-                f"{', '.join(_OUTSIDE)}, {', '.join(table)}."
+                f"{', '.join(_OUTSIDE)}, {INPUT_GAIN}, {', '.join(table)}."
             )
         if name in names:
             raise ValueError(f"--fit {args.fit!r} names {name} twice.")
+        if scope == "maps" and maps is None:
+            raise ValueError(f"--fit {spec!r}: no maps given (--maps).")
         names.append(name)
+        if scope == "maps":
+            mapped.append(name)
+        if name == INPUT_GAIN:
+            if scope == "global":
+                raise ValueError(f"--fit {spec!r}: {INPUT_GAIN} is per region (or ':maps'); "
+                                 "G scales every region's input alike.")
+            net = _input_gain(net, scope, maps, float_dtype())
+            bounds.append(MAP_COEFFICIENT_BOUNDS if scope == "maps" else INPUT_GAIN_BOUNDS)
+            values.append(_leaf(net, name, scope == "maps"))
+            continue
         # Strongly typed (an explicit dtype), so that the first update does not change the
         # type: a second compilation.
         start = float(np.asarray(_leaf(net, name)))
         if scope == "maps":
-            if maps is None:
-                raise ValueError(f"--fit {spec!r}: no maps given (--maps).")
-            mapped.append(name)
             net = eqx.tree_at(lambda m: getattr(m.dynamics, name), net, MapParameter(
                 jnp.asarray(start, float_dtype()), maps.values, names=maps.names,
                 coefficients=jnp.zeros(len(maps.names), float_dtype())))

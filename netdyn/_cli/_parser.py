@@ -23,11 +23,11 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   between the training and the test runs' FCs (0.899 here), which no model can be
   expected to beat. --bold reads your own runs (TSV/CSV as fMRIPrep, XCP-D or nilearn
   write them, with the TR from the BIDS JSON sidecar, or .npy); --fc fits a given FC.
-- Stationary dynamics only: every simulation starts with a 57.6 s burn-in, simulated
-  forward without gradient, so that the shared relaxation from the initial state (which
-  correlates all regions and inflates FC) is not part of the signal. (The gradient then
-  holds the burn-in's final state fixed: an approximation, biased above the critical
-  coupling; --burn-in-gradient gives the exact gradient, at more cost.)
+- Stationary dynamics only: every simulation starts with a 57.6 s burn-in whose BOLD
+  is not compared, so that the shared relaxation from the initial state (which
+  correlates all regions and inflates FC) is not part of the signal. The gradient is
+  exact, through the burn-in too (--truncated-gradient holds the burn-in's final state
+  fixed: cheaper, but it can point the wrong way near the critical coupling).
 - Enough BOLD for a stable FC: each step simulates 4 independent noise realisations of
   43.2 s (4 x 60 TRs, 2.9 min of BOLD) in parallel and compares their mean FC.
 - Pattern and level: the loss is 1 - r + h(mean FC - empirical mean FC), with r the
@@ -125,11 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ms simulated before each measured run, forward only (no "
                        "gradient), so that the FC is that of stationary dynamics; rounded "
                        f"up to whole TRs (default {DEFAULT_BURN_IN:.0f})")
-    model.add_argument("--burn-in-gradient", action="store_true", dest="burn_in_gradient",
-                       help="differentiate through the burn-in as well: the exact gradient "
-                       "of the whole simulation (slower); by default the burn-in's final "
-                       "state is held fixed, which biases the gradient where the dynamics "
-                       "have a long memory (above the critical coupling)")
+    model.add_argument("--truncated-gradient", action="store_false", dest="burn_in_gradient",
+                       help="hold the burn-in's final state fixed in the gradient (faster, "
+                       "approximate: it can point the wrong way where the dynamics have a "
+                       "long memory, near the critical coupling and for regional "
+                       "parameters); by default the gradient is exact, through the burn-in "
+                       "too")
     model.add_argument("--tr", type=float, default=None,
                        help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
                        "the HCP's)")

@@ -42,12 +42,10 @@ class FcLoss(eqx.Module):
     ``FcLoss(target, solver, monitor, duration=..., burn_in=..., realisations=...)(network,
     key)`` runs, for each of ``realisations`` independent noise realisations,
 
-    1. a **burn-in** of ``burn_in`` ms from the initial state, by default forward only
-       (its inputs and its final state are behind ``stop_gradient``, so it records no
-       tape and costs no gradient memory), which the monitor also sees (the
-       haemodynamics settle too);
+    1. a **burn-in** of ``burn_in`` ms from the initial state, which the monitor also
+       sees (the haemodynamics settle too) but whose samples are not compared;
     2. the measured run of ``duration`` ms, continuing the burn-in exactly (same noise
-       stream: burn-in and run together equal one long simulation), differentiated;
+       stream: burn-in and run together equal one long simulation);
 
     then $F$ = the mean over realisations of the FC of each run's monitor samples, and
     returns ``(loss, metrics)`` with, over the upper triangles ($i < j$),
@@ -66,17 +64,18 @@ class FcLoss(eqx.Module):
     ``metrics`` holds ``fc_r``, ``rmse``, ``mean_fc`` ($\operatorname{mean}_{i<j} F_{ij}$)
     and ``saturation`` (the fraction of pairs with $F_{ij} > 0.9$: a saturated, unrealistic FC).
 
-    **The burn-in's gradient.** By default the gradient is that of the measured run's
-    loss from the burn-in state reached at the current parameters, held fixed
-    (``stop_gradient``): it leaves out how the parameters move that starting state. That
-    effect fades with the system's memory against the length of the measured run, but
-    near a bifurcation memory is long (critical slowing down, seconds of haemodynamics):
-    on the Reduced Wong-Wang model above its critical coupling, with 43.2 s measured, the
+    **The burn-in's gradient.** By default (``burn_in_gradient=True``) the gradient is
+    exact: it differentiates through the burn-in too, at the cost of a gradient over the
+    burn-in as well (memory stays bounded by the solver's remat strategy).
+    ``burn_in_gradient=False`` holds the burn-in's final state fixed (``stop_gradient``:
+    the burn-in then records no tape), which leaves out how the parameters move that
+    starting state. That effect fades with the system's memory against the length of the
+    measured run, but near a bifurcation memory is long (critical slowing down, seconds
+    of haemodynamics), and the truncated gradient can point the wrong way: on the
+    Reduced Wong-Wang model above its critical coupling, with 43.2 s measured, the
     truncated derivative in G was -31 where the derivative of the whole objective is +3.7
-    (``scripts/benchmarks/bench_float32.py``, ``benchmarks/float32.md``). Below and at the
-    FC peak its sign was right. ``burn_in_gradient=True`` differentiates through the burn-in too
-    (exact, at the cost of a gradient over the burn-in as well; memory stays bounded by
-    the solver's remat strategy).
+    (``benchmarks/float32.md``); along a regional map of ``I_o`` at the FC peak it was
+    -16.0 against +51.8 exact (central differences +51.3 to +51.7).
 
     Why a burn-in: every region starts from the same initial state, and the shared
     relaxation from it (tens of seconds, haemodynamics included) correlates all regions.
@@ -102,7 +101,7 @@ class FcLoss(eqx.Module):
     - ``realisations``: number of independent noise realisations (``>= 1``). With 1 the
       run uses ``key`` itself; with more, realisation ``b`` uses ``fold_in(key, b)``.
     - ``burn_in_gradient``: differentiate through the burn-in (see above; default
-      ``False``: forward only, no tape).
+      ``True``; ``False``: forward only, no tape, an approximate gradient).
     - ``fcd_target``: optional FCD values of the data (e.g. ``nd.fcd_values(nd.fcd(bold,
       *fcd_window))`` of an empirical BOLD ``[samples, nodes]``). When given, the loss
       gains ``fcd_weight`` times ``nd.fcd_distance`` (a differentiable Wasserstein
@@ -143,7 +142,7 @@ class FcLoss(eqx.Module):
         metric: str = "rmse",
         burn_in: float = 0.0,
         realisations: int = 1,
-        burn_in_gradient: bool = False,
+        burn_in_gradient: bool = True,
         fcd_target: ArrayLike | None = None,
         fcd_window: tuple[int, int] = (40, 4),
         fcd_weight: float = 1.0,

@@ -219,10 +219,9 @@ def main() -> None:
         f"{gc['gradient']:.4g}, central differences {gc['finite_difference']:.4g} (and "
         f"{gc['finite_difference_2h']:.4g} at twice the step): "
         + ("they agree." if gc["agree"] else
-           "they disagree. The burn-in's final state is held fixed in the gradient, an "
-           "approximation that is biased near the bifurcation, and the likely reason why "
-           "most steps of the path above were taken back and the fit can end beside the "
-           "grid's best point (`--burn-in-gradient` differentiates through the burn-in)."))
+           "they disagree: the loss is rough at that scale, or (with "
+           "`--truncated-gradient`) the gradient that holds the burn-in fixed points "
+           "another way."))
     text = f"""# Fitting the reference model to the embedded empirical FC
 
 Written by `{C.command("bench_fit.py")}` on {platform.machine()}, {os.cpu_count()} CPU cores
