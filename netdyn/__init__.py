@@ -91,6 +91,7 @@ from ._parameterisation import maps as maps  # the namespace nd.maps
 from ._parameterisation._base import (
     AbstractNetworkParameterisation as AbstractNetworkParameterisation,
     AbstractParameterisation as AbstractParameterisation,
+    resolve_parameters as resolve_parameters,
 )
 from ._parameterisation.connectivity_scaling import (
     EdgeScaling as EdgeScaling,

@@ -439,8 +439,7 @@ def test_input_gain_along_maps_is_the_scaled_connectome():
     from netdyn._cli._maps import read_maps
     from netdyn._cli._model import network, selection
     from netdyn._cli._parser import build_parser
-    from netdyn._parameterisation._base import resolve_parameters
-
+    
     args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit",
                                       "G,input-gain:maps", "--G", "0.4"])
     args.tr = 720.0
@@ -451,7 +450,7 @@ def test_input_gain_along_maps_is_the_scaled_connectome():
     c = np.array([0.3, -0.1])
     moved = eqx.tree_at(where, net, (net.coupling.G, jnp.asarray(c)))
     expected = np.exp(c @ maps.values)[:, None] * np.asarray(data.weights)
-    np.testing.assert_allclose(resolve_parameters(moved).graph.weights, expected, rtol=1e-13)
+    np.testing.assert_allclose(nd.resolve_parameters(moved).graph.weights, expected, rtol=1e-13)
     assert where.mapped == ("input-gain",)
 
 

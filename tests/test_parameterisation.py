@@ -12,7 +12,6 @@ from scipy.optimize import brentq
 from toy_networks import connectome
 
 import netdyn as nd
-from netdyn._parameterisation._base import resolve_parameters
 
 N = 6
 
@@ -188,7 +187,7 @@ def _numpy_fic(weights, G, target=3.0, I_o=0.382, lamda=0.0):
 @pytest.mark.parametrize("lamda", [0.0, 0.5])
 def test_fic_matches_an_independent_root_finder(lamda):
     net = _exc_inh(G=0.3, lamda=lamda)
-    J_i = resolve_parameters(net).dynamics.J_i
+    J_i = nd.resolve_parameters(net).dynamics.J_i
     expected = _numpy_fic(np.asarray(net.graph.weights), 0.3, lamda=lamda)
     np.testing.assert_allclose(J_i, expected, rtol=1e-10)
     assert np.ptp(expected) > 0.05  # regions differ: the in-strengths do
@@ -196,7 +195,7 @@ def test_fic_matches_an_independent_root_finder(lamda):
 
 def test_fic_network_settles_at_the_target_rate():
     net = _exc_inh(G=0.3)
-    m = resolve_parameters(net).dynamics
+    m = nd.resolve_parameters(net).dynamics
     sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=4000.0, dt=0.5,
                       monitors={"raw": nd.Raw(period=500.0)})
     y = np.asarray(sol["raw"])[-1]
@@ -214,7 +213,7 @@ def test_fic_network_settles_at_the_target_rate():
 def test_fic_gradient_matches_finite_differences(where):
     net = _exc_inh(G=0.3)
     net = eqx.tree_at(where, net, jnp.asarray(where(net), dtype=float))
-    f = lambda n: jnp.sum(resolve_parameters(n).dynamics.J_i * jnp.arange(1.0, N + 1))  # noqa: E731
+    f = lambda n: jnp.sum(nd.resolve_parameters(n).dynamics.J_i * jnp.arange(1.0, N + 1))  # noqa: E731
     check = nd.check_gradient(lambda n, key: (f(n), {}), net, where, step=1e-5)
     assert check.gradient == pytest.approx(check.finite_difference_half, rel=1e-7)
 
@@ -225,7 +224,7 @@ def test_fic_needs_the_exc_inh_model():
                      nd.DelayGraph(weights, delays))
     with pytest.raises(ValueError, match="FeedbackInhibition sets J_i of a "
                                          "ReducedWongWangExcInh"):
-        resolve_parameters(net)
+        nd.resolve_parameters(net)
 
 
 # ---------------------------------------------------------------------------------------
@@ -269,7 +268,14 @@ def test_parameterisations_nest_and_resolve_innermost_first():
     maps = _maps()
     gain = nd.MapParameter(0.0, maps, coefficients=[0.3, -0.2], relative=False)
     net = eqx.tree_at(lambda n: n.graph.weights, _rww(), nd.InputScaling(weights, gain))
-    resolved = resolve_parameters(net).graph.weights
+    resolved = nd.resolve_parameters(net).graph.weights
     expected = np.exp(0.3 * maps[0] - 0.2 * maps[1])[:, None] * weights
     np.testing.assert_allclose(resolved, expected, rtol=1e-14)
     _assert_gradient_matches(net, lambda n: n.graph.weights.log_gain.coefficients)
+
+
+def test_fic_refuses_an_unreachable_target_rate():
+    # Too little excitation everywhere (I_o = 0.2 nA): no J_i >= 0 gives 3 Hz.
+    net = _exc_inh(G=0.3, I_o=0.2)
+    with pytest.raises(Exception, match="too weak to reach the target rate"):
+        nd.resolve_parameters(net).dynamics.J_i.block_until_ready()

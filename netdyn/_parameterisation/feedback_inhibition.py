@@ -1,5 +1,6 @@
 """Feedback inhibition control: regional inhibitory weights that balance excitation."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -64,9 +65,11 @@ class FeedbackInhibition(AbstractNetworkParameterisation):
     Put it in the model's ``J_i`` (``nd.ReducedWongWangExcInh(J_i=nd.FeedbackInhibition())``):
     every simulation then recomputes $J_i$ from the current parameters, and gradients
     pass through it (implicit differentiation of the two root solves), so a fit of $G$ or
-    of regional maps keeps every region balanced. A region with $J_i < 0$ receives too
-    little excitation to reach ``target_rate`` even without inhibition (raise $I_o$ or
-    lower the target).
+    of regional maps keeps every region balanced. A region whose excitation is too weak to
+    reach ``target_rate`` even without inhibition would need $J_i < 0$: a runtime error
+    (``eqx.error_if``) says so. The margin is small with TVB's defaults: at $G = 0.5$ on
+    the embedded HCP connectome, lowering $I_o$ by about 0.04 nA (10 %) in a weakly
+    connected region gets there, so keep maps of $I_o$ within a few per cent.
 
     **Arguments**: ``target_rate`` (Hz, default 3).
 
@@ -104,4 +107,9 @@ class FeedbackInhibition(AbstractNetworkParameterisation):
         top = m.tau_i * m.gamma_i * m.rate_i(drive_i) * jnp.ones(n)
         s_i = _increasing_root(balance, jnp.zeros(n), top)
         excitation = m.w_p * m.J_N * s_e + m.W_e * m.I_o + long_range + m.I_ext
-        return (excitation - x_e) / s_i
+        J_i = (excitation - x_e) / s_i
+        return eqx.error_if(
+            J_i, jnp.any(J_i < 0),
+            "FeedbackInhibition: some region's excitatory input is too weak to reach the "
+            "target rate even without inhibition (its J_i would be negative); raise I_o, "
+            "G or w_p there, or lower target_rate.")
