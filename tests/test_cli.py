@@ -545,3 +545,22 @@ def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
     # The default window (83 TRs at 720 ms) does not fit in the 10 TRs of each run.
     err = _fail([*TINY, "--out", str(tmp_path / "other"), "--fcd-weight", "1"], capsys)
     assert "--fcd-window" in err and "83 TRs" in err and "--duration" in err
+
+
+def test_global_parameters_step_slower_beside_regional_ones():
+    # With per-region input gains, G and sigma step at GLOBAL_STEP of --lr; alone, or
+    # with only global parameters, everything steps at --lr (the default fit unchanged).
+    from netdyn._cli._model import GLOBAL_STEP, _scale_leaves, network, selection, step_scales
+    from netdyn._cli._parser import build_parser
+
+    data = nd.datasets.load("hcp")
+    for fit, expected in [("G,sigma,input-gain", (GLOBAL_STEP, GLOBAL_STEP, 1.0)),
+                          ("G,sigma", None), ("input-gain", None)]:
+        args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit", fit])
+        args.tr = 720.0
+        net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
+        where, _, net = selection(args, net)
+        assert step_scales(where, net) == expected, fit
+    updates = [jnp.ones(()), jnp.ones(3)]
+    scaled, _ = _scale_leaves((0.2, 1.0)).update(updates, None)
+    assert float(scaled[0]) == 0.2 and np.all(np.asarray(scaled[1]) == 1.0)

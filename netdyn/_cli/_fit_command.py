@@ -25,7 +25,7 @@ from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import FitData, load_data
 from ._maps import read_maps
-from ._model import MODELS, factor, network, optimiser, remat, selection
+from ._model import MODELS, factor, network, optimiser, remat, selection, step_scales
 from ._report import (
     cautions,
     diverged_message,
@@ -205,7 +205,8 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
         args, loss_fn, net, where, key)
     try:
         fitted, history = fit(
-            net, loss_fn, optimiser(args.lr, args.steps, args.redraw), where=where, bounds=bounds,
+            net, loss_fn, optimiser(args.lr, args.steps, args.redraw, step_scales(where, net)),
+            where=where, bounds=bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
             resume=args.resume, progress=not args.quiet, keep="best",

@@ -1,0 +1,494 @@
+"""Regional heterogeneity: netdyn's gradient fit side by side with CMA-ES.
+Writes benchmarks/heterogeneity.md (and .json, .png).
+
+The same loss, the same parameterisation and the same wall-clock budget on this machine
+for both methods, at about 3, 10 and 80 parameters: the global coupling G of the
+two-population Wong-Wang model with feedback inhibition control
+(``nd.presets.rww_ei_fic``, G 0.49: its best homogeneous point) plus each region's
+input gain (``nd.InputScaling``) along 2 maps (k = 3), along 9 maps (k = 10), or one
+mean-free log-gain deviation per region (k = 81). The loss is ``nd.FcLoss`` (BOLD FC
+of the embedded HCP data's runs 1-4, ``"1-r+huber"``, one fixed noise key for every
+evaluation of both methods). Measured: the best loss reached against time (compilation
+included), and the FC r on the test runs 5-7 of each method's best parameters, simulated
+anew (longer, another noise key). The project's goal: at 80 parameters, the gradient fit
+reaches CMA-ES's best loss in at most a fifth of CMA-ES's wall-clock.
+
+    python scripts/benchmarks/bench_heterogeneity.py            # ~65 min on 2 CPU cores
+    python scripts/benchmarks/bench_heterogeneity.py --ks 81 --budget 1200
+    python scripts/benchmarks/bench_heterogeneity.py --quick --ks 3 81 --budget 40  # smoke
+
+The default takes about 3 k x 2 methods x ``--budget`` (600 s) plus 7 held-out
+simulations (288 s x 4 realisations each). ``--quick``: tiny durations and a 60 s
+budget, written to a temporary folder unless ``--out`` is given. Needs ``cma`` (pycma),
+a benchmark-only dependency: ``pip install cma``.
+"""
+
+import argparse
+import json
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import _common as C  # first: this checkout's netdyn
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+jax.config.update("jax_enable_x64", True)
+
+import netdyn as nd  # noqa: E402
+
+G0 = 0.49  # rww_ei_fic's best homogeneous G on the embedded HCP data
+LR_G, LR_GAIN = 0.002, 0.02  # Adam step sizes: G (absolute units), gain coefficients
+CMA_SIGMA0, CMA_SCALE_G, CMA_SCALE_GAIN = 0.5, 0.01, 0.1  # CMA-ES's scaled coordinates
+FAILED_LOSS = 10.0  # what CMA-ES is told for a candidate whose loss is NaN or that fails
+GOAL = 0.2  # the issue's goal: CMA-ES's best loss in at most this fraction of its time
+RUN_ERRORS = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
+FULL = {"duration": 43_200.0, "burn_in": 57_600.0, "realisations": 4,
+        "heldout_duration": 288_000.0, "heldout_realisations": 4, "budget": 600.0}
+QUICK = {"duration": 7_200.0, "burn_in": 7_200.0, "realisations": 1,
+         "heldout_duration": 14_400.0, "heldout_realisations": 1, "budget": 60.0}
+
+
+# ------------------------------------------------------------------ problem set-up
+
+
+def diffusion_maps(fc, count: int, sparsity: float = 0.9, alpha: float = 0.5) -> np.ndarray:
+    """``[count, nodes]``: the first ``count`` non-trivial diffusion-map components of
+    ``fc`` (eigenvectors 2, 3, ...), each z-scored and signed as ``nd.maps.fc_gradient``,
+    whose recipe this repeats (it returns only the first). A benchmark construction."""
+    f = np.asarray(fc, dtype=float)
+    keep = f >= np.quantile(f, sparsity, axis=1, keepdims=True)
+    profiles = np.where(keep, f, 0.0)
+    norms = np.linalg.norm(profiles, axis=1, keepdims=True)
+    unit = profiles / np.where(norms > 0, norms, 1.0)
+    affinity = np.clip(unit @ unit.T, 0.0, None)
+    d = affinity.sum(axis=1) ** -alpha
+    kernel = d[:, None] * affinity * d[None, :]
+    root = np.sqrt(kernel.sum(axis=1))
+    values, vectors = np.linalg.eigh(kernel / np.outer(root, root))
+    out = []
+    for j in np.argsort(values)[::-1][1 : count + 1]:
+        g = nd.maps.zscore(vectors[:, j] / root)
+        out.append(g if g[np.argmax(np.abs(g))] > 0 else -g)
+    maps = np.stack(out)
+    if not np.allclose(maps[0], nd.maps.fc_gradient(f)):
+        raise AssertionError("diffusion_maps' first component differs from fc_gradient")
+    return maps
+
+
+def gain_parameterisation(k: int, w, target):
+    """The log-gains of ``nd.InputScaling`` for ``k`` fitted parameters (G and k - 1)."""
+    if k == 81:
+        return nd.RegionalDeviation(0.0, jnp.zeros(w.shape[0]))
+    if k == 3:
+        maps = np.stack([nd.maps.in_strength(w), nd.maps.fc_gradient(target)])
+        names = ("in-strength", "fc-gradient")
+    elif k == 10:
+        maps = np.concatenate([nd.maps.in_strength(w)[None], diffusion_maps(target, 8)])
+        names = ("in-strength", *(f"fc-diffusion-{i}" for i in range(2, 10)))
+    else:
+        raise ValueError(f"k must be 3, 10 or 81, got {k}")
+    return nd.MapParameter(0.0, maps, relative=False, names=names)
+
+
+def gain_leaf(net):
+    """The fitted gain array of ``net``: map coefficients or regional deviations."""
+    gain = net.graph.weights.log_gain
+    return gain.coefficients if isinstance(gain, nd.MapParameter) else gain.deviations
+
+
+def with_theta(net, theta):
+    """``net`` at ``theta = {"G": scalar, "gain": [k - 1]}``."""
+    return eqx.tree_at(lambda n: (n.coupling.G, gain_leaf(n)), net,
+                       (theta["G"], theta["gain"]))
+
+
+def start_theta(k: int) -> dict:
+    return {"G": jnp.asarray(G0), "gain": jnp.zeros(k - 1)}
+
+
+def problem(k: int, data, settings):
+    """``(network, loss_fn, train runs, test runs)`` of the benchmark for ``k``."""
+    w = np.asarray(data.weights, float) / np.max(data.weights)
+    bold = np.asarray(data.bold, float)
+    train, test = bold[:4], bold[4:]
+    target = nd.runs_fc(train)  # the training runs only, maps included
+    net = nd.presets.rww_ei_fic(w, data.lengths, G=G0, sigma=0.001)
+    scaling = nd.InputScaling(w, gain_parameterisation(k, w, target))
+    net = with_theta(eqx.tree_at(lambda n: n.graph.weights, net, scaling), start_theta(k))
+    loss_fn = nd.FcLoss(target, nd.Heun(remat=nd.Uniform(720)),
+                        nd.Bold(period=720.0, variables="S_e"), duration=settings["duration"],
+                        dt=1.0, metric="1-r+huber", burn_in=settings["burn_in"],
+                        realisations=settings["realisations"])
+    return net, loss_fn, train, test
+
+
+# ------------------------------------------------------------------ the two methods
+
+
+def objective(theta, net, loss_fn, key):
+    return loss_fn(with_theta(net, theta), key)
+
+
+forward = eqx.filter_jit(objective)
+
+
+class Trace:
+    """Every evaluation of one method: elapsed seconds since its start (compilation
+    included), loss, FC r and mean FC, the best-so-far loss and its parameters."""
+
+    def __init__(self, budget: float):
+        self.budget, self.start = budget, time.perf_counter()
+        self.points, self.failed = [], 0
+        self.best, self.best_theta, self.best_metrics = math.inf, None, {}
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def over(self) -> bool:
+        return self.elapsed() > self.budget
+
+    def add(self, loss, metrics, theta) -> float:
+        """Record one evaluation; returns its loss (NaN where it failed)."""
+        loss = float(loss) if loss is not None else math.nan
+        point = {"t": self.elapsed(), "loss": loss}
+        point.update({m: float(metrics[m]) for m in ("fc_r", "mean_fc") if m in metrics})
+        if not math.isfinite(loss):
+            self.failed += 1
+        elif loss < self.best:
+            self.best, self.best_metrics = loss, point
+            self.best_theta = jax.tree.map(np.asarray, theta)
+        point["best"] = self.best
+        self.points.append(point)
+        return loss
+
+    def summary(self, method: str, unit: str) -> dict:
+        t = self.points[-1]["t"] if self.points else 0.0
+        return {"method": method, "unit": unit, "evaluations": len(self.points),
+                "seconds": t, "overrun": max(0.0, t - self.budget),
+                "first_call": self.points[0]["t"] if self.points else None,
+                "failed": self.failed, "best_loss": self.best,
+                "best_at": self.best_metrics.get("t"), "fit_r": self.best_metrics.get("fc_r"),
+                "best_theta": self.best_theta,
+                "trace": self.points}
+
+
+def gradient_fit(net, loss_fn, key, k: int, budget: float) -> dict:
+    """Adam (G at ``LR_G``, gains at ``LR_GAIN``) on the exact gradient, one compiled
+    step, until the first step that ends past ``budget`` or a non-finite loss."""
+    opt = optax.multi_transform({"G": optax.adam(LR_G), "gain": optax.adam(LR_GAIN)},
+                                {"G": "G", "gain": "gain"})
+
+    @eqx.filter_jit
+    def step(theta, state, net, loss_fn, key):
+        grad_fn = jax.value_and_grad(objective, has_aux=True)
+        (loss, metrics), grads = grad_fn(theta, net, loss_fn, key)
+        updates, state = opt.update(grads, state, theta)
+        return loss, metrics, optax.apply_updates(theta, updates), state
+
+    theta = start_theta(k)
+    state = opt.init(theta)
+    trace = Trace(budget)
+    while True:
+        try:
+            loss, metrics, new, state = step(theta, state, net, loss_fn, key)
+        except RUN_ERRORS as e:
+            print(f"  gradient: step {len(trace.points)} failed ({type(e).__name__})")
+            trace.add(None, {}, theta)
+            break
+        loss = trace.add(loss, metrics, theta)
+        print(f"  gradient step {len(trace.points):3d}  {trace.points[-1]['t']:7.1f} s  "
+              f"loss {loss:.4f}  best {trace.best:.4f}", flush=True)
+        theta = new
+        if not math.isfinite(loss) or trace.over():
+            break
+    return trace.summary("gradient (Adam)", "steps")
+
+
+def cma_theta(x) -> dict:
+    """CMA-ES's scaled coordinates ``x`` [k] as parameters."""
+    x = np.asarray(x, float)
+    return {"G": jnp.asarray(G0 + CMA_SCALE_G * x[0]),
+            "gain": jnp.asarray(CMA_SCALE_GAIN * x[1:])}
+
+
+def cma_fit(net, loss_fn, key, k: int, budget: float, cma) -> dict:
+    """CMA-ES from the start point in scaled coordinates, one candidate at a time,
+    until the first generation that ends past ``budget``."""
+    es = cma.CMAEvolutionStrategy(np.zeros(k), CMA_SIGMA0, {"seed": 1, "verbose": -9})
+    trace = Trace(budget)
+    while not trace.over():
+        xs = es.ask()
+        values = []
+        for x in xs:
+            theta = cma_theta(x)
+            try:
+                loss = trace.add(*forward(theta, net, loss_fn, key), theta)
+            except RUN_ERRORS:
+                loss = trace.add(None, {}, theta)
+            values.append(loss if math.isfinite(loss) else FAILED_LOSS)
+        es.tell(xs, values)
+        print(f"  CMA-ES generation {es.countiter:3d}  {trace.elapsed():7.1f} s  "
+              f"best {trace.best:.4f}  sigma {es.sigma:.3f}", flush=True)
+    out = trace.summary(f"CMA-ES (popsize {es.popsize})", "evaluations")
+    out["popsize"] = es.popsize
+    return out
+
+
+# ------------------------------------------------------------------ scoring
+
+
+@eqx.filter_jit
+def _signals(loss_fn, net, key):
+    return loss_fn.signals(net, key)
+
+
+def heldout(net, loss_fn, theta, train, test, settings) -> dict:
+    """``theta`` simulated anew (``settings``' held-out duration and realisations, key
+    99), scored against the test runs and the training runs (``nd.score_runs``)."""
+    held = loss_fn.replace(duration=settings["heldout_duration"],
+                           realisations=settings["heldout_realisations"])
+    theta = jax.tree.map(jnp.asarray, theta)
+    try:
+        x = np.asarray(_signals(held, with_theta(net, theta), jax.random.key(99)))
+    except RUN_ERRORS as e:
+        return {"error": type(e).__name__}
+    if not np.all(np.isfinite(x)):
+        return {"error": "non-finite signal"}
+    return {"test": nd.score_runs(x, test, train=train), "train": nd.score_runs(x, train)}
+
+
+def time_to(trace: list[dict], level: float) -> float | None:
+    """The first elapsed time at which the best-so-far loss is ``<= level``."""
+    return next((p["t"] for p in trace if p["best"] <= level), None)
+
+
+def compare(result: dict) -> None:
+    """Adds each method's time to CMA-ES's final best loss (and its fraction of CMA-ES's
+    total seconds) to ``result``."""
+    cma_run = result["cma"]
+    for run in (result["gradient"], cma_run):
+        level = cma_run["best_loss"]
+        t = time_to(run["trace"], level) if math.isfinite(level) else None
+        run["time_to_cma_best"] = t
+        run["fraction_of_cma_time"] = None if t is None else t / cma_run["seconds"]
+
+
+def run_k(k: int, data, settings, budget: float, cma) -> dict:
+    net, loss_fn, train, test = problem(k, data, settings)
+    key = jax.random.key(0)  # common random numbers: every evaluation of both methods
+    print(f"k = {k}: gradient fit ({budget:g} s)", flush=True)
+    result = {"k": k, "gradient": gradient_fit(net, loss_fn, key, k, budget)}
+    print(f"k = {k}: CMA-ES ({budget:g} s)", flush=True)
+    result["cma"] = cma_fit(net, loss_fn, key, k, budget, cma)
+    compare(result)
+    for name in ("gradient", "cma"):
+        run = result[name]
+        print(f"k = {k}: held-out simulation of {name}'s best", flush=True)
+        run["heldout"] = (heldout(net, loss_fn, run["best_theta"], train, test, settings)
+                          if run["best_theta"] is not None else {"error": "no finite loss"})
+    return result
+
+
+def start_point(data, settings, results) -> dict:
+    """The homogeneous start: its fit loss (the gradient fit's first evaluation) and its
+    held-out scores."""
+    net, loss_fn, train, test = problem(results[0]["k"], data, settings)
+    first = results[0]["gradient"]["trace"][0]
+    theta = jax.tree.map(np.asarray, start_theta(results[0]["k"]))
+    return {"loss": first["loss"], "fit_r": first.get("fc_r"),
+            "heldout": heldout(net, loss_fn, theta, train, test, settings),
+            "ceiling": nd.noise_ceiling(train, test)}
+
+
+# ------------------------------------------------------------------ report
+
+
+def _f(x, fmt=".3f") -> str:
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:{fmt}}"
+
+
+def _scores(heldout: dict) -> str:
+    if "error" in heldout:
+        return f"{heldout['error']} | | "
+    t, tr = heldout["test"], heldout["train"]
+    return (f"{t['fc_r']:.3f} ({100 * t['fraction_of_ceiling']:.0f} %) | "
+            f"{t['mean_fc']:.3f} ({t['empirical_mean_fc']:.3f}), sat. {t['saturation']:.2f} | "
+            f"{tr['fc_r']:.3f}")
+
+
+def _row(run: dict) -> str:
+    t = run["time_to_cma_best"]
+    reached = ("not reached" if t is None else
+               f"{t:.0f} s ({100 * run['fraction_of_cma_time']:.0f} % of CMA-ES's)")
+    failed = f", {run['failed']} failed" if run["failed"] else ""
+    return (f"| {run['method']} | {run['evaluations']} {run['unit']}{failed} | "
+            f"{run['seconds']:.0f} (+{run['overrun']:.0f}; 1st call {run['first_call']:.0f}) | "
+            f"{_f(run['best_loss'], '.4f')} | {_f(run['fit_r'])} | {_scores(run['heldout'])} | "
+            f"{reached} |")
+
+
+TABLE_HEAD = ("| method | evaluations | seconds (past budget; first call) | best loss | "
+              "fit r at best | test-run FC r (of ceiling) | mean FC (test runs'), saturation | "
+              "train-run r | time to CMA-ES's best |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def _verdict(r: dict) -> str:
+    g = r["gradient"]
+    if g["time_to_cma_best"] is None:
+        return (f"The gradient fit did not reach CMA-ES's best loss "
+                f"({r['cma']['best_loss']:.4f}) within the budget: goal (at most "
+                f"{GOAL:.0%} of CMA-ES's time) **not met** here.")
+    met = "**met**" if g["fraction_of_cma_time"] <= GOAL else "**not met**"
+    return (f"The gradient fit reached CMA-ES's best loss ({r['cma']['best_loss']:.4f}) after "
+            f"{g['time_to_cma_best']:.0f} s, {g['fraction_of_cma_time']:.0%} of CMA-ES's "
+            f"{r['cma']['seconds']:.0f} s: goal (at most {GOAL:.0%}) {met} at k = {r['k']}.")
+
+
+def k_section(r: dict, start: dict) -> list[str]:
+    label = {3: "G + input gains along 2 maps (in-strength, FC gradient)",
+             10: "G + input gains along 9 maps (in-strength, 8 diffusion components)",
+             81: "G + 80 mean-free regional input log-gains"}[r["k"]]
+    s = (f"| homogeneous start (G {G0}) | – | – | {_f(start['loss'], '.4f')} | "
+         f"{_f(start['fit_r'])} | {_scores(start['heldout'])} | – |")
+    return [f"### k = {r['k']}: {label}", "", TABLE_HEAD, s, _row(r["gradient"]),
+            _row(r["cma"]), "", _verdict(r), ""]
+
+
+def setup_text(args, settings, budget) -> list[str]:
+    s = settings
+    return [
+        "## Setup", "",
+        f"Embedded HCP data (80 regions, TR 720 ms): fitted on the group FC of runs 1-4 "
+        f"(`nd.runs_fc`), scored on runs 5-7. Model `nd.presets.rww_ei_fic(w / max(w), "
+        f"lengths, G={G0}, sigma=0.001)`. Loss `nd.FcLoss(target, Heun(remat=Uniform(720)), "
+        f"Bold(period=720, variables='S_e'), duration={s['duration']:g}, dt=1, "
+        f"metric='1-r+huber', burn_in={s['burn_in']:g}, realisations={s['realisations']})` "
+        "with the exact gradient (through the burn-in), float64, one noise key "
+        "(`jax.random.key(0)`) for every evaluation of both methods (common random numbers).",
+        "",
+        "Parameters, all starting at the homogeneous model: G (the coupling's) and the "
+        "log-gains of `nd.InputScaling` on the weights: along the z-scored in-strength and "
+        "the training FC's principal gradient (`nd.maps.fc_gradient`) for k = 3; along the "
+        "in-strength and the first 8 non-trivial diffusion-map components of the training "
+        "FC for k = 10 (**a benchmark construction**: `fc_gradient`'s recipe, top-10 % rows, "
+        "cosine affinity, alpha 0.5, eigenvectors 2-9, each z-scored; `netdyn` itself only "
+        "offers the first); one mean-free deviation per region (`nd.RegionalDeviation`, 79 "
+        "effective degrees of freedom) for k = 81.", "",
+        f"Gradient fit: Adam, step {LR_G} on G and {LR_GAIN} on the gains (absolute units), "
+        "`jax.value_and_grad` of the loss and the update compiled as one step. CMA-ES "
+        f"(pycma, default population, seed 1) from x0 = 0, sigma0 = {CMA_SIGMA0}, in scaled "
+        f"coordinates G = {G0} + {CMA_SCALE_G} x0, gains = {CMA_SCALE_GAIN} x1..; one "
+        "compiled forward loss per candidate, one candidate at a time (not batched); a "
+        f"candidate with a NaN loss or a runtime error is told {FAILED_LOSS:g} and counted "
+        f"as failed. Each method gets {budget:g} s of wall-clock per k, compilation "
+        "included, and stops at the first step / generation that ends past it.", "",
+        f"Held-out: each method's best parameters simulated for {s['heldout_duration']:g} ms "
+        f"x {s['heldout_realisations']} realisations with another key (99), the same "
+        "burn-in, scored with `nd.score_runs` on the test runs (FC r, its fraction of the "
+        "noise ceiling `nd.noise_ceiling(runs 1-4, runs 5-7)`, mean FC, fraction of pairs "
+        "above 0.9) and on the training runs. *Time to CMA-ES's best*: when the best-so-far "
+        "loss first reaches CMA-ES's final best loss (for CMA-ES itself: when it found it), "
+        "and the fraction of CMA-ES's total seconds.", ""]
+
+
+def report(args, settings, budget, info, end_load, results, start) -> str:
+    options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
+               f"--budget {args.budget:g}" if args.budget is not None else "",
+               "--quick" if args.quick else ""]
+    lines = [
+        "# Regional heterogeneity: gradient fit against CMA-ES", "",
+        f"Written by `{C.command('bench_heterogeneity.py', *options)}`"
+        + (" (**smoke run**: tiny durations, not a measurement)" if args.quick else "")
+        + ". The same loss, parameterisation and wall-clock budget for netdyn's gradient "
+        "fit and CMA-ES, at k = 3, 10 and 81 fitted parameters: the best loss reached "
+        "against time (`heterogeneity.png`, traces in `heterogeneity.json`) and the FC r "
+        "of each method's best parameters on test runs neither saw. The goal: at 80 "
+        f"parameters the gradient fit reaches CMA-ES's best loss within {GOAL:.0%} of "
+        "CMA-ES's wall-clock.", "",
+        f"Noise ceiling (runs 1-4 against runs 5-7): {start['ceiling']:.3f}.", "",
+    ]
+    for r in results:
+        lines += k_section(r, start)
+    lines += setup_text(args, settings, budget)
+    lines += C.machine_section(info, end_load)
+    return "\n".join(lines) + "\n"
+
+
+def _plain(x):
+    """``x`` for JSON: arrays as lists, NaN and infinities as null."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray | np.generic):
+        return _plain(x.tolist())
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if isinstance(x, float):
+        return float(x) if math.isfinite(x) else None
+    return x
+
+
+def figure(results, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no figure")
+        return
+    fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6), squeeze=False)
+    for ax, r in zip(axes[0], results, strict=True):
+        for name, colour in (("gradient", "C0"), ("cma", "C1")):
+            run = r[name]
+            pts = [p for p in run["trace"] if math.isfinite(p["best"])]
+            ax.step([p["t"] for p in pts], [p["best"] for p in pts], where="post",
+                    color=colour, label=run["method"])
+        ax.axhline(r["cma"]["best_loss"], color="C1", ls=":", lw=0.8)
+        ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)",
+               ylabel="best loss so far")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ks", type=int, nargs="+", default=[3, 10, 81], choices=[3, 10, 81])
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds per method and k (default 600; 60 with --quick)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: tiny durations, written to a temporary folder")
+    parser.add_argument("--out", default=None, help="folder of the reports (benchmarks/)")
+    args = parser.parse_args()
+    try:
+        import cma
+    except ImportError:
+        raise SystemExit("bench_heterogeneity needs CMA-ES: pip install cma") from None
+    settings = QUICK if args.quick else FULL
+    budget = settings["budget"] if args.budget is None else args.budget
+    out = Path(args.out if args.out else
+               tempfile.mkdtemp(prefix="heterogeneity_") if args.quick else C.RESULTS)
+    out.mkdir(parents=True, exist_ok=True)
+    info = C.machine_info()
+    data = nd.datasets.load("hcp")
+    results = [run_k(k, data, settings, budget, cma) for k in args.ks]
+    print("held-out simulation of the homogeneous start", flush=True)
+    start = start_point(data, settings, results)
+    end_load = C.loadavg()
+    text = report(args, settings, budget, info, end_load, results, start)
+    (out / "heterogeneity.md").write_text(text, encoding="utf-8")
+    (out / "heterogeneity.json").write_text(json.dumps(_plain(
+        {"settings": settings, "budget": budget, "machine": info, "load_at_end": end_load,
+         "start": start, "results": results}), indent=1))
+    figure(results, out / "heterogeneity.png")
+    print(f"wrote {out / 'heterogeneity.md'} (.json, .png)")
+
+
+if __name__ == "__main__":
+    main()
