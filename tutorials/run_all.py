@@ -25,6 +25,7 @@ TUTORIALS = (
     "composing_models",
     "gradient_checkpointing",
     "fitting_rww",
+    "heterogeneity",
     "sweeps_and_scale",
     "eeg_jansen_rit",
     "stimulation",
