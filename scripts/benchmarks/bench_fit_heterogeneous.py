@@ -9,7 +9,7 @@ and scored against the test runs 5-7 and the training runs 1-4: mean and standar
 deviation over the noise sets of FC r, mean FC and FCD KS, beside the noise ceiling.
 
     python scripts/benchmarks/bench_fit_heterogeneous.py            # about 40 min, 2 cores
-    python scripts/benchmarks/bench_fit_heterogeneous.py --reuse DIR  # score earlier fits
+    python scripts/benchmarks/bench_fit_heterogeneous.py --work DIR  # reuse fits in DIR
     python scripts/benchmarks/bench_fit_heterogeneous.py --quick    # smoke test, minutes
 """
 
@@ -41,12 +41,16 @@ QUICK = ["--duration", "7200", "--burn-in", "7200", "--realisations", "1", "--G"
          "--no-gradient-check"]
 
 
-def _fit(name: str, folder: Path, quick: bool, reuse: bool) -> dict:
-    """Run (or, with ``reuse``, read) one fit; its report, command and wall time."""
+def _fit(name: str, folder: Path, quick: bool) -> dict:
+    """Run one fit, or read the one already in ``folder``; its report, command and wall
+    time (``None`` when read)."""
     argv = ["fit", "--model", "rww-ei-fic", *FITS[name], *(QUICK if quick else []),
             "--out", str(folder), "--overwrite", "--quiet"]
     start = time.perf_counter()
-    if not reuse:
+    reuse = (folder / "params.json").is_file()
+    if reuse:
+        print(f"{name}: reusing the fit in {folder}", flush=True)
+    else:
         with contextlib.redirect_stdout(io.StringIO()):
             status = cli_main(argv)
         if status != 0:
@@ -97,7 +101,9 @@ def _row(name: str, fit: dict, scores: dict) -> str:
         m, sd = s[key]
         return f"{m:.{digits}f} ± {sd:.{digits}f}"
 
-    seconds = "reused" if fit["seconds"] is None else f"{fit['seconds']:.0f}"
+    # A reused fit: the search for the start and the fit, as its params.json says.
+    seconds = (f"{fit['seconds']:.0f}" if fit["seconds"] is not None else
+               f"{fit['report']['seconds']:.0f} (scan + fit)")
     return (f"| {name} | {cell('test_fc_r')} | {cell('test_fraction_of_ceiling', 2)} | "
             f"{cell('test_mean_fc')} | {cell('test_fcd_ks')} | {cell('train_fc_r')} | "
             f"{cell('train_mean_fc')} | {seconds} |")
@@ -107,20 +113,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=5, help="held-out noise sets (default 5)")
     parser.add_argument("--quick", action="store_true", help="smoke test: tiny runs")
-    parser.add_argument("--reuse", metavar="DIR", help="score the fits already in DIR/NAME")
     parser.add_argument("--work", default=None, metavar="DIR",
-                        help="where the fits' folders go (default: a new temporary folder)")
+                        help="where the fits' folders go, DIR/homogeneous and "
+                        "DIR/input-gains; a folder with a params.json is reused, not fitted "
+                        "again (default: a new temporary folder)")
     parser.add_argument("--out", default=str(C.RESULTS / "fit_heterogeneous.md"))
     args = parser.parse_args()
     info = C.machine_info()
     data = nd.datasets.load("hcp")
     weights = np.asarray(data.weights) / np.max(data.weights)
-    work = Path(args.reuse or args.work or tempfile.mkdtemp(prefix="netdyn-bench-"))
+    work = Path(args.work or tempfile.mkdtemp(prefix="netdyn-bench-"))
     print(f"fits in {work}", flush=True)
     duration, realisations = (14_400.0, 1) if args.quick else (288_000.0, 4)
     rows, results = [], {}
     for name in FITS:
-        fit = _fit(name, work / name.replace(" ", "-"), args.quick, args.reuse is not None)
+        fit = _fit(name, work / name.replace(" ", "-"), args.quick)
         net = _network(fit["report"], weights, np.asarray(data.lengths))
         heldout = nd.FcLoss(np.asarray(nd.runs_fc(list(data.bold[:4]))),
                             nd.Heun(remat=nd.Uniform(720)),
