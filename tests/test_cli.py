@@ -547,6 +547,24 @@ def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
     assert "--fcd-window" in err and "83 TRs" in err and "--duration" in err
 
 
+def test_heterogeneous_hopf_bifurcation_parameter_along_maps():
+    # The second model family: Hopf nodes whose bifurcation parameter a varies along maps,
+    # a_i = a (1 + sum_k c_k M_ki); no simulation.
+    from netdyn._cli._maps import read_maps
+    from netdyn._cli._model import network, selection
+    from netdyn._cli._parser import build_parser
+
+    args = build_parser().parse_args(["fit", "--model", "hopf", "--fit", "G,a:maps"])
+    args.tr = 720.0
+    data = nd.datasets.load("hcp")
+    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
+    maps = read_maps("in-strength", np.asarray(data.weights), np.asarray(data.fc))
+    where, _, net = selection(args, net, maps)
+    moved = eqx.tree_at(where, net, (net.coupling.G, jnp.asarray([0.5])))
+    a = np.asarray(nd.resolve_parameters(moved).dynamics.a)
+    np.testing.assert_allclose(a, -0.02e-3 * (1 + 0.5 * maps.values[0]), rtol=1e-12)
+
+
 def test_global_parameters_step_slower_beside_regional_ones():
     # With per-region input gains, G and sigma step at GLOBAL_STEP of --lr; alone, or
     # with only global parameters, everything steps at --lr (the default fit unchanged).

@@ -203,7 +203,9 @@ print(f"{len(history_G)} steps, {history_G.wall_time[1:].mean():.2f} s per step 
 # Adam's first step moves all 80 inputs by the same amount in the same direction, their
 # mean shifts the bifurcation as much as `G` does, so the step lands below the band and
 # is taken back, again and again at half the length. Regional parameters want their mean
-# held fixed (fit the deviations from it), or a far smaller step.
+# held fixed (fit the deviations from it), or a far smaller step: the tutorial *Regional
+# heterogeneity* does that, with a model that keeps every region balanced, and gains
+# about 0.1 in test-run FC r.
 
 # %%
 fitted, history = nd.fit(
