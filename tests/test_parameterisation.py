@@ -249,6 +249,12 @@ def test_fc_gradient_recovers_a_one_dimensional_ordering():
     order = np.argsort(t)
     assert np.all(np.diff(g[order]) > 0) or np.all(np.diff(g[order]) < 0)
     assert g.mean() == pytest.approx(0.0, abs=1e-12) and g.std() == pytest.approx(1.0)
+    # The second gradient of a line is the second harmonic: one extreme at each end, the
+    # other in the middle (U-shaped along the line), and uncorrelated with the first.
+    g2 = nd.maps.fc_gradient(fc, sparsity=0.7, component=2)
+    along = g2[order]
+    assert np.sign(along[0]) == np.sign(along[-1]) != np.sign(along[len(along) // 2])
+    assert abs(np.corrcoef(g, g2)[0, 1]) < 0.1
 
 
 def test_maps_refuse_bad_input():
@@ -260,6 +266,8 @@ def test_maps_refuse_bad_input():
         nd.maps.fc_gradient(np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="sparsity"):
         nd.maps.fc_gradient(np.eye(4), sparsity=1.0)
+    with pytest.raises(ValueError, match="component must be an int from 1 to 3"):
+        nd.maps.fc_gradient(np.eye(4), component=4)
 
 
 def test_parameterisations_nest_and_resolve_innermost_first():

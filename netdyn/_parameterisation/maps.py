@@ -36,20 +36,23 @@ def in_strength(weights: ArrayLike) -> np.ndarray:
     return zscore(w.sum(axis=1))
 
 
-def fc_gradient(fc: ArrayLike, *, sparsity: float = 0.9, alpha: float = 0.5) -> np.ndarray:
+def fc_gradient(fc: ArrayLike, *, component: int = 1, sparsity: float = 0.9,
+                alpha: float = 0.5) -> np.ndarray:
     r"""The principal gradient of a functional connectivity matrix (Margulies et al.
-    2016), z-scored: the first non-trivial diffusion-map coordinate (Coifman & Lafon 2006).
+    2016), z-scored: the first non-trivial diffusion-map coordinate (Coifman & Lafon 2006);
+    ``component=k`` gives the ``k``-th (the second gradient, ...).
 
     Each region's FC profile keeps its top ``1 - sparsity`` fraction of values (the rest
     set to 0); the affinity of two regions is the cosine similarity of their profiles
     (negative values set to 0); with degrees $d_i = \sum_j A_{ij}$ the kernel
     $L = D^{-\alpha} A D^{-\alpha}$ is normalised into a Markov matrix
-    $P = \operatorname{diag}(L 1)^{-1} L$, and the gradient is $P$'s eigenvector of
-    the second largest eigenvalue. Its sign is arbitrary in the method; here the region
-    farthest from the mean is made positive.
+    $P = \operatorname{diag}(L 1)^{-1} L$, and gradient $k$ is $P$'s eigenvector of the
+    $(k+1)$-th largest eigenvalue (the largest belongs to a constant vector). Its sign is
+    arbitrary in the method; here the region farthest from the mean is made positive.
 
-    **Arguments**: ``fc`` ``[nodes, nodes]``, finite and symmetric; ``sparsity`` in
-    ``[0, 1)``; ``alpha`` the diffusion-map anisotropy (0.5 as Margulies et al.).
+    **Arguments**: ``fc`` ``[nodes, nodes]``, finite and symmetric; ``component`` from 1
+    to ``nodes - 1``; ``sparsity`` in ``[0, 1)``; ``alpha`` the diffusion-map anisotropy
+    (0.5 as Margulies et al.).
     """
     f = np.asarray(fc, dtype=float)
     if f.ndim != 2 or f.shape[0] != f.shape[1] or f.shape[0] < 3:
@@ -59,6 +62,10 @@ def fc_gradient(fc: ArrayLike, *, sparsity: float = 0.9, alpha: float = 0.5) -> 
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must lie in [0, 1), got {sparsity}.")
     n = f.shape[0]
+    if isinstance(component, bool) or int(component) != component or not (
+            1 <= component <= n - 1):
+        raise ValueError(f"component must be an int from 1 to {n - 1}, got {component!r}.")
+    component = int(component)
     keep = f >= np.quantile(f, sparsity, axis=1, keepdims=True)
     profiles = np.where(keep, f, 0.0)
     norms = np.linalg.norm(profiles, axis=1, keepdims=True)
@@ -72,8 +79,8 @@ def fc_gradient(fc: ArrayLike, *, sparsity: float = 0.9, alpha: float = 0.5) -> 
     root = np.sqrt(degree)
     values, vectors = np.linalg.eigh(kernel / np.outer(root, root))
     order = np.argsort(values)[::-1]
-    if n < 3 or values[order[1]] <= 0:
-        raise ValueError("fc has no principal gradient (its affinity graph is disconnected "
-                         "or trivial).")
-    g = zscore(vectors[:, order[1]] / root)
+    if values[order[component]] <= 0:
+        raise ValueError(f"fc has no gradient {component} (its affinity graph is "
+                         "disconnected or trivial).")
+    g = zscore(vectors[:, order[component]] / root)
     return g if g[np.argmax(np.abs(g))] > 0 else -g
