@@ -56,30 +56,6 @@ QUICK = {"duration": 7_200.0, "burn_in": 7_200.0, "realisations": 1,
 # ------------------------------------------------------------------ problem set-up
 
 
-def diffusion_maps(fc, count: int, sparsity: float = 0.9, alpha: float = 0.5) -> np.ndarray:
-    """``[count, nodes]``: the first ``count`` non-trivial diffusion-map components of
-    ``fc`` (eigenvectors 2, 3, ...), each z-scored and signed as ``nd.maps.fc_gradient``,
-    whose recipe this repeats (it returns only the first). A benchmark construction."""
-    f = np.asarray(fc, dtype=float)
-    keep = f >= np.quantile(f, sparsity, axis=1, keepdims=True)
-    profiles = np.where(keep, f, 0.0)
-    norms = np.linalg.norm(profiles, axis=1, keepdims=True)
-    unit = profiles / np.where(norms > 0, norms, 1.0)
-    affinity = np.clip(unit @ unit.T, 0.0, None)
-    d = affinity.sum(axis=1) ** -alpha
-    kernel = d[:, None] * affinity * d[None, :]
-    root = np.sqrt(kernel.sum(axis=1))
-    values, vectors = np.linalg.eigh(kernel / np.outer(root, root))
-    out = []
-    for j in np.argsort(values)[::-1][1 : count + 1]:
-        g = nd.maps.zscore(vectors[:, j] / root)
-        out.append(g if g[np.argmax(np.abs(g))] > 0 else -g)
-    maps = np.stack(out)
-    if not np.allclose(maps[0], nd.maps.fc_gradient(f)):
-        raise AssertionError("diffusion_maps' first component differs from fc_gradient")
-    return maps
-
-
 def gain_parameterisation(k: int, w, target):
     """The log-gains of ``nd.InputScaling`` for ``k`` fitted parameters (G and k - 1)."""
     if k == 81:
@@ -88,8 +64,9 @@ def gain_parameterisation(k: int, w, target):
         maps = np.stack([nd.maps.in_strength(w), nd.maps.fc_gradient(target)])
         names = ("in-strength", "fc-gradient")
     elif k == 10:
-        maps = np.concatenate([nd.maps.in_strength(w)[None], diffusion_maps(target, 8)])
-        names = ("in-strength", *(f"fc-diffusion-{i}" for i in range(2, 10)))
+        gradients = [nd.maps.fc_gradient(target, component=j) for j in range(1, 9)]
+        maps = np.stack([nd.maps.in_strength(w), *gradients])
+        names = ("in-strength", *(f"fc-gradient-{j}" for j in range(1, 9)))
     else:
         raise ValueError(f"k must be 3, 10 or 81, got {k}")
     return nd.MapParameter(0.0, maps, relative=False, names=names)
@@ -357,7 +334,7 @@ def _verdict(r: dict) -> str:
 
 def k_section(r: dict, start: dict) -> list[str]:
     label = {3: "G + input gains along 2 maps (in-strength, FC gradient)",
-             10: "G + input gains along 9 maps (in-strength, 8 diffusion components)",
+             10: "G + input gains along 9 maps (in-strength, 8 FC gradients)",
              81: "G + 80 mean-free regional input log-gains"}[r["k"]]
     s = (f"| homogeneous start (G {G0}) | – | – | {_f(start['loss'], '.4f')} | "
          f"{_f(start['fit_r'])} | {_scores(start['heldout'])} | – |")
@@ -380,11 +357,11 @@ def setup_text(args, settings, budget) -> list[str]:
         "Parameters, all starting at the homogeneous model: G (the coupling's) and the "
         "log-gains of `nd.InputScaling` on the weights: along the z-scored in-strength and "
         "the training FC's principal gradient (`nd.maps.fc_gradient`) for k = 3; along the "
-        "in-strength and the first 8 non-trivial diffusion-map components of the training "
-        "FC for k = 10 (**a benchmark construction**: `fc_gradient`'s recipe, top-10 % rows, "
-        "cosine affinity, alpha 0.5, eigenvectors 2-9, each z-scored; `netdyn` itself only "
-        "offers the first); one mean-free deviation per region (`nd.RegionalDeviation`, 79 "
-        "effective degrees of freedom) for k = 81.", "",
+        "in-strength and the first 8 gradients of the training FC for k = 10 "
+        "(`nd.maps.fc_gradient(target, component=1..8)`: diffusion-map components 2-9, "
+        "top-10 % rows, cosine affinity, alpha 0.5, each z-scored; **a benchmark "
+        "construction**, not a published map set); one mean-free deviation per region "
+        "(`nd.RegionalDeviation`, 79 effective degrees of freedom) for k = 81.", "",
         f"Gradient fit: Adam, step {LR_G} on G and {LR_GAIN} on the gains (absolute units), "
         "`jax.value_and_grad` of the loss and the update compiled as one step. CMA-ES "
         f"(pycma, default population, seed 1) from x0 = 0, sigma0 = {CMA_SIGMA0}, in scaled "
@@ -402,6 +379,12 @@ def setup_text(args, settings, budget) -> list[str]:
         "and the fraction of CMA-ES's total seconds.", ""]
 
 
+def _and(items) -> str:
+    """``[3, 10, 81]`` as ``"3, 10 and 81"``."""
+    words = [str(i) for i in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def report(args, settings, budget, info, end_load, results, start) -> str:
     options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
                f"--budget {args.budget:g}" if args.budget is not None else "",
@@ -411,7 +394,7 @@ def report(args, settings, budget, info, end_load, results, start) -> str:
         f"Written by `{C.command('bench_heterogeneity.py', *options)}`"
         + (" (**smoke run**: tiny durations, not a measurement)" if args.quick else "")
         + ". The same loss, parameterisation and wall-clock budget for netdyn's gradient "
-        f"fit and CMA-ES, at k = {', '.join(map(str, args.ks))} fitted parameters: the best "
+        f"fit and CMA-ES, at k = {_and(args.ks)} fitted parameters: the best "
         "loss reached against time (`heterogeneity.png`, traces in `heterogeneity.json`) and "
         "the FC r of each method's best parameters on test runs neither saw. The goal: at 80 "
         f"parameters the gradient fit reaches CMA-ES's best loss within {100 * GOAL:.0f} % of "
