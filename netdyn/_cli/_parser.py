@@ -52,8 +52,8 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   fitted FC, and its FC r, mean FC, saturation and FCD KS against the test runs (with the
   fraction of the noise ceiling reached) are printed and saved next to the fit's.
 
-Measured with these defaults: 192 s for the whole command on a 2-core x86_64 CPU
-(load about 1) in float64 (benchmarks/fit.md in the source repository; the search for
+Measured with these defaults: 310 s for the whole command on a 2-core x86_64 CPU
+(load 1.2-2.6) in float64 (benchmarks/fit.md in the source repository; the search for
 the start and the gradient check included); it scales with --steps, --grid, --duration,
 --realisations and the number of regions.
 

@@ -257,7 +257,8 @@ training runs' {target_mean:.3f}.
 Embedded HCP group connectome (80 regions, delays = length / 4 mm/ms), Reduced Wong-Wang
 (w = 0.5, I_o = 0.32), delayed linear coupling, additive noise on S, stochastic Heun
 dt = {s['dt']:g} ms, Balloon-Windkessel BOLD at TR = {s['tr']:g} ms. Each step: a
-{s['burn_in'] / 1000:g} s forward-only burn-in, then {s['realisations']} noise realisations
+{s['burn_in'] / 1000:g} s burn-in (not compared; the gradient runs through it), then
+{s['realisations']} noise realisations
 of {s['duration'] / 1000:g} s of BOLD ({s['realisations'] * s['duration'] / 1000:g} s,
 {round(s['realisations'] * s['duration'] / s['tr'])} TRs), loss `{s['loss']}` on their mean
 FC; fits {s['fit']} ({report['steps']} Adam steps, best step kept). Held-out check: the
