@@ -582,3 +582,34 @@ def test_global_parameters_step_slower_beside_regional_ones():
     updates = [jnp.ones(()), jnp.ones(3)]
     scaled, _ = _scale_leaves((0.2, 1.0)).update(updates, None)
     assert float(scaled[0]) == 0.2 and np.all(np.asarray(scaled[1]) == 1.0)
+
+
+def test_gradient_check_moves_parameters_that_start_at_zero(monkeypatch):
+    # Map coefficients and input log-gains start at 0: the check's direction must still
+    # move them (by an absolute step), not only G and sigma. No simulation: the check is
+    # intercepted.
+    from netdyn._cli._maps import read_maps
+    from netdyn._cli._model import network, selection
+    from netdyn._cli._parser import build_parser
+
+    args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit",
+                                      "G,sigma,I_o:maps,input-gain", "--quiet"])
+    args.tr = 720.0
+    data = nd.datasets.load("hcp")
+    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
+    maps = read_maps(args.maps, np.asarray(data.weights), np.asarray(data.fc))
+    where, _, net = selection(args, net, maps)
+    seen = {}
+
+    def fake_check(loss_fn, model, where, *, key, direction, step):
+        seen["direction"] = direction
+        return nd.GradientCheck(gradient=1.0, finite_difference=1.0,
+                                finite_difference_half=1.0, step=step, direction=direction,
+                                relative_error=0.0, settled=True, agree=True)
+
+    monkeypatch.setattr(_fit_command, "check_gradient", fake_check)
+    _fit_command._gradient_check(args, None, net, where, None)
+    G, sigma, coefficients, gains = (np.asarray(d) for d in seen["direction"])
+    assert G != 0 and sigma != 0
+    assert coefficients.shape == (2,) and np.all(coefficients != 0)
+    assert gains.shape == (80,) and np.all(gains != 0)

@@ -240,12 +240,14 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
 def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
     """``check_gradient`` at the start along a random direction relative to each fitted
     value (a relative step of 1.5e-3: smaller steps meet the loss's roughness near the
-    bifurcation), printed when the two disagree."""
+    bifurcation; values that start at 0, such as map coefficients and input log-gains,
+    take an absolute step of that size), printed when the two disagree."""
     leaves = [np.asarray(x) for x in where(net)]
     rng = np.random.default_rng(args.seed)
     r = [rng.normal(size=x.shape) for x in leaves]
     norm = np.sqrt(sum(float(np.sum(v * v)) for v in r))
-    direction = tuple(jnp.asarray(x * v / norm, float_dtype()) for x, v in zip(leaves, r))
+    direction = tuple(jnp.asarray(np.where(x != 0, x, 1.0) * v / norm, float_dtype())
+                      for x, v in zip(leaves, r))
     if not args.quiet:
         print("netdyn fit: checking the gradient at the start against finite differences "
               "...", flush=True)
