@@ -117,3 +117,21 @@ def test_huber_level_term():
     assert abs(float(d)) < 1e-12
     with pytest.raises(ValueError, match="level_width must be a finite number > 0"):
         nd.FcLoss(target, nd.Heun(), nd.Raw(period=1.0), duration=10.0, level_width=0.0)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("burn_in", float("nan"), "burn_in must be a finite number >= 0 ms, got nan"),
+    ("duration", float("nan"), "duration must be a finite number > 0 ms"),
+    ("duration", float("inf"), "duration must be a finite number > 0 ms"),
+    ("dt", 0.0, "dt must be a finite number > 0 ms"),
+    ("fcd_weight", float("nan"), "fcd_weight must be a finite number >= 0"),
+    ("fcd_weight", -1.0, "fcd_weight must be a finite number >= 0"),
+])
+def test_fc_loss_options_are_checked_where_given(option, value, message):
+    # Each option is refused with a message that names it and the accepted range, not a
+    # raw conversion error. (Values of the wrong type, a string or a fractional FCD
+    # window, get the same kind of message; under the tests' jaxtyping hook the type check
+    # of the annotations stops them first.)
+    options = {"duration": 7200.0, option: value}
+    with pytest.raises(ValueError, match=message):
+        nd.FcLoss(np.eye(4), nd.Heun(), nd.Bold(period=720.0), **options)

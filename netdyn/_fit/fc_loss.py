@@ -28,6 +28,30 @@ Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
 
 
+def _number(name: str, value, *, low: float, inclusive: bool, unit: str = "") -> float:
+    """``value`` as a finite float ``>= low`` (``> low`` unless ``inclusive``), or a
+    ``ValueError`` that names the option and the accepted range."""
+    bound = f"{'>=' if inclusive else '>'} {low:g}{unit}"
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"FcLoss {name} must be a finite number {bound}, got {value!r}.")
+    x = float(value)
+    if not (math.isfinite(x) and (x >= low if inclusive else x > low)):
+        raise ValueError(f"FcLoss {name} must be a finite number {bound}, got {x}.")
+    return x
+
+
+def _window(fcd_window) -> tuple[int, int]:
+    """``(window, step)`` as two whole numbers (a fraction is refused, not truncated)."""
+    try:
+        window, step = fcd_window
+        if any(isinstance(v, bool) or int(v) != v for v in (window, step)):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError("FcLoss fcd_window must be two whole numbers of samples (window, "
+                         f"step), got {fcd_window!r}.") from None
+    return int(window), int(step)
+
+
 def _frozen(tree):
     """``tree`` with every inexact array behind ``stop_gradient``: no tape, no tangent."""
     return jax.tree.map(
@@ -112,7 +136,9 @@ class FcLoss(eqx.Module):
       Kolmogorov-Smirnov distance usually reported for FCD fits).
 
     **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
-    metric, a negative burn-in or ``realisations < 1`` (at construction), or a target whose
+    metric, a ``duration``, ``dt`` or ``level_width`` that is not a finite number > 0, a
+    ``burn_in`` or ``fcd_weight`` that is not a finite number >= 0, an ``fcd_window`` that
+    is not two whole numbers, or ``realisations < 1`` (at construction), or a target whose
     size differs from the network's number of nodes (when called).
     """
 
@@ -163,9 +189,7 @@ class FcLoss(eqx.Module):
             raise ValueError(f"FcLoss monitor must be an AbstractMonitor, got {monitor!r}.")
         if metric not in METRICS:
             raise ValueError(f"FcLoss metric must be one of {METRICS}, got {metric!r}.")
-        burn_in = float(burn_in)
-        if not (math.isfinite(burn_in) and burn_in >= 0):
-            raise ValueError(f"FcLoss burn_in must be a finite number >= 0 ms, got {burn_in}.")
+        burn_in = _number("burn_in", burn_in, low=0.0, inclusive=True, unit=" ms")
         if isinstance(realisations, bool) or int(realisations) != realisations or (
             realisations < 1
         ):
@@ -173,14 +197,10 @@ class FcLoss(eqx.Module):
         self.target = jnp.asarray(t, dtype=float)
         self.solver = solver
         self.monitor = monitor
-        self.duration = float(duration)
-        self.dt = float(dt)
+        self.duration = _number("duration", duration, low=0.0, inclusive=False, unit=" ms")
+        self.dt = _number("dt", dt, low=0.0, inclusive=False, unit=" ms")
         self.metric = metric
-        level_width = float(level_width)
-        if not (math.isfinite(level_width) and level_width > 0):
-            raise ValueError(f"FcLoss level_width must be a finite number > 0, got "
-                             f"{level_width}.")
-        self.level_width = level_width
+        self.level_width = _number("level_width", level_width, low=0.0, inclusive=False)
         self.burn_in = burn_in
         self.realisations = int(realisations)
         self.burn_in_gradient = bool(burn_in_gradient)
@@ -190,14 +210,14 @@ class FcLoss(eqx.Module):
                 raise ValueError("FcLoss fcd_target must hold >= 2 finite FCD values "
                                  "(e.g. nd.fcd_values(nd.fcd(bold, window, step))).")
             fcd_target = jnp.asarray(v)
-        window, step = (int(w) for w in fcd_window)
+        window, step = _window(fcd_window)
         samples = round(self.duration / (monitor.period or self.dt))
         if fcd_target is not None and not (2 <= window <= samples and step >= 1):
             raise ValueError(f"FcLoss fcd_window (window, step) = {fcd_window} must have "
                              f"2 <= window <= {samples} samples per run and step >= 1.")
         self.fcd_target = fcd_target
         self.fcd_window = (window, step)
-        self.fcd_weight = float(fcd_weight)
+        self.fcd_weight = _number("fcd_weight", fcd_weight, low=0.0, inclusive=True)
         if fcd_metric not in ("w2", "ks"):
             raise ValueError(f"FcLoss fcd_metric must be 'w2' or 'ks', got {fcd_metric!r}.")
         self.fcd_metric = fcd_metric
