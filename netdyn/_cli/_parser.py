@@ -136,6 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "the HCP's)")
     model.add_argument("--warmup", type=float, default=0.0,
                        help="with --burn-in 0: initial ms of BOLD discarded (default 0)")
+    add_fit_options(p)
+    add_output_options(p)
+    return parser
+
+
+def add_fit_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``netdyn fit`` that choose what is fitted and how."""
     opt = p.add_argument_group("fit")
     opt.add_argument("--fit", default="G,sigma", metavar="NAMES",
                      help="comma-separated parameters to fit: G (global coupling), sigma "
@@ -143,8 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "(rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega; rww-ei-fic: w_p, "
                      "I_o, J_N, W_e, W_i), one value per region, one in all with a ':global' "
                      "suffix, or varying along the --maps with a ':maps' suffix (P_i = P (1 "
-                     "+ sum_k c_k M_ki), the coefficients c_k fitted), e.g. 'G,I_o', "
-                     "'G,w:global' or 'G,sigma,w_p:maps' (default: G,sigma)")
+                     "+ sum_k c_k M_ki), the coefficients c_k fitted); input-gain: each "
+                     "region's input scaled by exp(g_i), g mean-free, per region or along "
+                     "the maps (input-gain:maps); e.g. 'G,I_o', 'G,w:global', "
+                     "'G,sigma,w_p:maps' or 'G,sigma,input-gain' (default: G,sigma)")
     opt.add_argument("--maps", default="in-strength,fc-gradient", metavar="MAPS",
                      help="the regional maps of ':maps' parameters, comma-separated: "
                      "in-strength (of the weights), fc-gradient (the principal gradient of "
@@ -189,8 +198,6 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--redraw", action="store_true",
                      help="new noise every step (default: one fixed realisation)")
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
-    add_output_options(p)
-    return parser
 
 
 def add_data_options(p: argparse.ArgumentParser) -> None:
