@@ -434,6 +434,23 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
                      r"T1w/T2w", printed), printed
 
 
+def _selected(*options: str):
+    """``netdyn fit OPTIONS`` up to the selection, without simulating: ``(args, where,
+    network, maps)`` on the embedded data (maps from ``--maps`` when a ':maps' is fitted)."""
+    from netdyn._cli._maps import read_maps
+    from netdyn._cli._model import network, selection
+    from netdyn._cli._parser import build_parser
+
+    args = build_parser().parse_args(["fit", *options])
+    args.tr = 720.0
+    data = nd.datasets.load("hcp")
+    w = np.asarray(data.weights)
+    net, _ = network(args, w, np.asarray(data.lengths))
+    maps = read_maps(args.maps, w, np.asarray(data.fc)) if ":maps" in args.fit else None
+    where, _, net = selection(args, net, maps)
+    return args, where, net, maps
+
+
 def test_input_gain_along_maps_is_the_scaled_connectome():
     # No simulation: the selection's network, resolved, has W_ij exp(sum_k c_k M_ki).
     from netdyn._cli._maps import read_maps
@@ -550,16 +567,8 @@ def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
 def test_heterogeneous_hopf_bifurcation_parameter_along_maps():
     # The second model family: Hopf nodes whose bifurcation parameter a varies along maps,
     # a_i = a (1 + sum_k c_k M_ki); no simulation.
-    from netdyn._cli._maps import read_maps
-    from netdyn._cli._model import network, selection
-    from netdyn._cli._parser import build_parser
-
-    args = build_parser().parse_args(["fit", "--model", "hopf", "--fit", "G,a:maps"])
-    args.tr = 720.0
-    data = nd.datasets.load("hcp")
-    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
-    maps = read_maps("in-strength", np.asarray(data.weights), np.asarray(data.fc))
-    where, _, net = selection(args, net, maps)
+    _, where, net, maps = _selected("--model", "hopf", "--fit", "G,a:maps", "--maps",
+                                    "in-strength")
     moved = eqx.tree_at(where, net, (net.coupling.G, jnp.asarray([0.5])))
     a = np.asarray(nd.resolve_parameters(moved).dynamics.a)
     np.testing.assert_allclose(a, -0.02e-3 * (1 + 0.5 * maps.values[0]), rtol=1e-12)
@@ -568,16 +577,11 @@ def test_heterogeneous_hopf_bifurcation_parameter_along_maps():
 def test_global_parameters_step_slower_beside_regional_ones():
     # With per-region input gains, G and sigma step at GLOBAL_STEP of --lr; alone, or
     # with only global parameters, everything steps at --lr (the default fit unchanged).
-    from netdyn._cli._model import GLOBAL_STEP, _scale_leaves, network, selection, step_scales
-    from netdyn._cli._parser import build_parser
+    from netdyn._cli._model import GLOBAL_STEP, _scale_leaves, step_scales
 
-    data = nd.datasets.load("hcp")
     for fit, expected in [("G,sigma,input-gain", (GLOBAL_STEP, GLOBAL_STEP, 1.0)),
                           ("G,sigma", None), ("input-gain", None)]:
-        args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit", fit])
-        args.tr = 720.0
-        net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
-        where, _, net = selection(args, net)
+        _, where, net, _ = _selected("--model", "rww-ei-fic", "--fit", fit)
         assert step_scales(where, net) == expected, fit
     updates = [jnp.ones(()), jnp.ones(3)]
     scaled, _ = _scale_leaves((0.2, 1.0)).update(updates, None)
@@ -588,17 +592,8 @@ def test_gradient_check_moves_parameters_that_start_at_zero(monkeypatch):
     # Map coefficients and input log-gains start at 0: the check's direction must still
     # move them (by an absolute step), not only G and sigma. No simulation: the check is
     # intercepted.
-    from netdyn._cli._maps import read_maps
-    from netdyn._cli._model import network, selection
-    from netdyn._cli._parser import build_parser
-
-    args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit",
-                                      "G,sigma,I_o:maps,input-gain", "--quiet"])
-    args.tr = 720.0
-    data = nd.datasets.load("hcp")
-    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
-    maps = read_maps(args.maps, np.asarray(data.weights), np.asarray(data.fc))
-    where, _, net = selection(args, net, maps)
+    args, where, net, _ = _selected("--model", "rww-ei-fic", "--fit",
+                                    "G,sigma,I_o:maps,input-gain", "--quiet")
     seen = {}
 
     def fake_check(loss_fn, model, where, *, key, direction, step):

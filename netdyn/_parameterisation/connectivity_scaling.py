@@ -1,29 +1,46 @@
 """Effective connectivity: the structural weights scaled per region's input or per edge."""
 
+from typing import ClassVar
+
+import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from ._base import AbstractParameterisation
 
 
-def _array_or_parameterisation(x):
-    return x if isinstance(x, AbstractParameterisation) else jnp.asarray(x, dtype=float)
+class AbstractConnectivityScaling(AbstractParameterisation):
+    """Structural weights ``W[target, source]`` times positive gains ``exp(log_gain)``;
+    the subclasses say which axes the gains span (``gain_axes``: 1, one per target region,
+    or 2, one per edge)."""
+
+    weights: eqx.AbstractVar[Float[Array, "nodes nodes"]]
+    log_gain: eqx.AbstractVar[Float[Array, "..."] | AbstractParameterisation]
+    gain_axes: eqx.AbstractClassVar[int]
+
+    def __check_init__(self):
+        name = type(self).__name__
+        w = self.weights
+        if jnp.ndim(w) != 2 or jnp.shape(w)[0] != jnp.shape(w)[1]:
+            raise ValueError(f"{name} weights must be a square [target, source] matrix, got "
+                             f"shape {jnp.shape(w)}.")
+        if isinstance(self.log_gain, AbstractParameterisation):
+            return  # its value's shape is checked when it is resolved
+        n = jnp.shape(w)[0]
+        expected = (n,) * self.gain_axes
+        if jnp.shape(self.log_gain) != expected:
+            raise ValueError(f"{name} log_gain must have shape {expected} for {n} nodes, "
+                             f"got {jnp.shape(self.log_gain)}.")
 
 
-def _check(name, weights, log_gain, gain_shape):
-    if jnp.ndim(weights) != 2 or jnp.shape(weights)[0] != jnp.shape(weights)[1]:
-        raise ValueError(f"{name} weights must be a square [target, source] matrix, got "
-                         f"shape {jnp.shape(weights)}.")
-    if isinstance(log_gain, AbstractParameterisation):
-        return  # its value's shape is checked when it is resolved
-    n = jnp.shape(weights)[0]
-    expected = gain_shape(n)
-    if jnp.shape(log_gain) != expected:
-        raise ValueError(f"{name} log_gain must have shape {expected} for {n} nodes, got "
-                         f"{jnp.shape(log_gain)}.")
+def _arrays(weights, log_gain):
+    """The weights as a float array, the log-gains too unless a parameterisation."""
+    gain = (log_gain if isinstance(log_gain, AbstractParameterisation) else
+            jnp.asarray(log_gain, dtype=float))
+    return jnp.asarray(weights, dtype=float), gain
 
 
-class InputScaling(AbstractParameterisation):
+class InputScaling(AbstractConnectivityScaling):
     r"""Structural weights ``W[target, source]`` with each region's input scaled:
 
     $$ W^{\mathrm{eff}}_{ij} = e^{g_i}\, W_{ij}. $$
@@ -39,19 +56,16 @@ class InputScaling(AbstractParameterisation):
 
     weights: Float[Array, "nodes nodes"]
     log_gain: Float[Array, " nodes"] | AbstractParameterisation
+    gain_axes: ClassVar[int] = 1
 
     def __init__(self, weights: ArrayLike, log_gain: ArrayLike | AbstractParameterisation):
-        self.weights = jnp.asarray(weights, dtype=float)
-        self.log_gain = _array_or_parameterisation(log_gain)
-
-    def __check_init__(self):
-        _check("InputScaling", self.weights, self.log_gain, lambda n: (n,))
+        self.weights, self.log_gain = _arrays(weights, log_gain)
 
     def value(self) -> Float[Array, "nodes nodes"]:
         return jnp.exp(self.log_gain)[:, None] * self.weights
 
 
-class EdgeScaling(AbstractParameterisation):
+class EdgeScaling(AbstractConnectivityScaling):
     r"""Structural weights ``W[target, source]`` with each edge scaled:
 
     $$ W^{\mathrm{eff}}_{ij} = e^{g_{ij}}\, W_{ij}, $$
@@ -65,13 +79,10 @@ class EdgeScaling(AbstractParameterisation):
 
     weights: Float[Array, "nodes nodes"]
     log_gain: Float[Array, "nodes nodes"] | AbstractParameterisation
+    gain_axes: ClassVar[int] = 2
 
     def __init__(self, weights: ArrayLike, log_gain: ArrayLike | AbstractParameterisation):
-        self.weights = jnp.asarray(weights, dtype=float)
-        self.log_gain = _array_or_parameterisation(log_gain)
-
-    def __check_init__(self):
-        _check("EdgeScaling", self.weights, self.log_gain, lambda n: (n, n))
+        self.weights, self.log_gain = _arrays(weights, log_gain)
 
     def value(self) -> Float[Array, "nodes nodes"]:
         return jnp.exp(self.log_gain) * self.weights
