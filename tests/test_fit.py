@@ -538,3 +538,8 @@ def test_progress_line():
     assert line.startswith("[######..............] step  3/10")
     assert "loss 0.5" in line and "fc_r 0.75" in line
     assert "G 0.125" in line and "0.25 s/step" in line
+    # A vector is summarised by its mean and spread, named with its parameterisation.
+    p = Progress(10, ("graph.weights.log_gain.deviations",))
+    line = p.line({"step": 0, "loss": 0.5, "grad_norm": 1.0, "wall_time": 0.25,
+                   "skipped": False, "graph.weights.log_gain.deviations": [-0.5, 0.5]})
+    assert "log_gain.deviations mean 0 sd 0.5" in line

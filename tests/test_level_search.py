@@ -36,6 +36,22 @@ def test_finds_the_falling_crossing_of_a_narrow_peak():
     assert found.values.shape == found.results["loss"].shape == (len(found.stage),)
 
 
+def test_rising_side_of_a_peak_when_asked():
+    # A smooth peak at 0.3 that meets 0.5 at 0.3 -+ 0.1 sqrt(log 2).
+    peak = lambda g: np.exp(-(((g - 0.3) / 0.1) ** 2))  # noqa: E731
+    half = 0.1 * np.sqrt(np.log(2.0))
+    falling = nd.level_search(_closed(peak), np.linspace(0.0, 1.0, 11), 0.5, iterations=14)
+    rising = nd.level_search(_closed(peak), np.linspace(0.0, 1.0, 11), 0.5, iterations=14,
+                             side="rising")
+    for found, exact in ((falling, 0.3 + half), (rising, 0.3 - half)):
+        lo, hi = sorted(found.bracket)
+        assert lo <= exact <= hi and hi - lo < 1e-4
+    # Only a falling crossing (a level that starts above the target): none to rise through.
+    decay = lambda g: np.exp(-g)  # noqa: E731
+    assert nd.level_search(_closed(decay), np.linspace(0.0, 2.0, 9), 0.5,
+                           side="rising").bracket is None
+
+
 def test_rising_crossing_of_a_monotone_level():
     found = nd.level_search(_closed(np.tanh), np.linspace(0.05, 0.45, 9), 0.307, iterations=10)
     lo, hi = sorted(found.bracket)
@@ -89,6 +105,7 @@ def test_diverged_points_are_below_every_target():
         ({"iterations": -1}, "iterations must be an int >= 0"),
         ({"peak_iterations": -2}, "peak_iterations must be an int >= 0"),
         ({"factor": 1.0}, "factor must be > 1"),
+        ({"side": "left"}, "side must be .falling. or .rising."),
         ({"key": "mean_fc"}, "no 'mean_fc' entry"),
     ],
 )

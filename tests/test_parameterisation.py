@@ -69,7 +69,19 @@ def test_a_parameterisation_simulates_as_its_value():
     assert float(a) == float(b)
 
 
-@pytest.mark.parametrize("kind", ["map", "deviation", "input", "edge"])
+def _hopf(a):
+    """Stuart-Landau nodes with a regional bifurcation parameter ``a`` (slow: 20 ms
+    periods on a 200 ms run, damped near the bifurcation)."""
+    weights, delays = connectome(N)
+    return nd.Network(
+        dynamics=nd.SupHopf(a=a, omega=0.3),
+        coupling=nd.DelayedDifference(G=0.2),
+        graph=nd.DelayGraph(weights, delays),
+        noise=nd.AdditiveNoise(sigma=0.05),
+    )
+
+
+@pytest.mark.parametrize("kind", ["map", "deviation", "input", "edge", "hopf"])
 def test_gradient_through_a_parameterisation_matches_finite_differences(kind):
     net = _rww()
     rng = np.random.default_rng(4)
@@ -82,6 +94,10 @@ def test_gradient_through_a_parameterisation_matches_finite_differences(kind):
         net = eqx.tree_at(lambda n: n.dynamics.w, net, nd.RegionalDeviation(
             jnp.asarray(0.5), jnp.asarray(0.05 * rng.standard_normal(N))))
         where = lambda n: n.dynamics.w.deviations  # noqa: E731
+    elif kind == "hopf":
+        # Heterogeneous Hopf: each region's distance from its bifurcation along two maps.
+        net = _hopf(nd.MapParameter(-0.05, _maps(), coefficients=[0.4, -0.3]))
+        where = lambda n: (n.dynamics.a.baseline, n.dynamics.a.coefficients)  # noqa: E731
     elif kind == "input":
         net = eqx.tree_at(lambda n: n.graph.weights, net, nd.InputScaling(
             w, jnp.asarray(0.1 * rng.standard_normal(N))))

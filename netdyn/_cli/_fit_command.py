@@ -25,7 +25,16 @@ from ._atomic import write_json
 from ._checks import check_numbers
 from ._data import FitData, load_data
 from ._maps import read_maps
-from ._model import MODELS, factor, network, optimiser, remat, selection, step_scales
+from ._model import (
+    MODELS,
+    factor,
+    model_defaults,
+    network,
+    optimiser,
+    remat,
+    selection,
+    step_scales,
+)
 from ._report import (
     cautions,
     diverged_message,
@@ -80,7 +89,8 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
     """The start of G (in the units of ``--G``): ``level_search`` from ``args.grid``
     values over [G0 / 3, 3 G0] (G0 the model's default) for the G next to the peak of the
     simulated mean FC (one realisation, forward only, one noise key) where it meets the
-    empirical one, bisected ``args.bisect`` times; the start is the lowest loss seen.
+    empirical one (on the model's side of the peak), bisected ``args.bisect`` times; the
+    start is the lowest loss seen (for a rising crossing: not past it).
     ``{"start": G or None, "bracket", "target_mean_fc", "grid": {"G", "loss", "mean_fc",
     "stage"}}``.
 
@@ -104,8 +114,12 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
                 "loss": np.array([float(loss) for loss, _ in out])}
 
     found = level_search(evaluate, np.linspace(G0 / 3, 3 * G0, args.grid), level,
-                         key="mean_fc", iterations=args.bisect)
+                         key="mean_fc", iterations=args.bisect,
+                         side=MODELS[args.model].crossing)
     losses = np.where(np.isfinite(found.results["loss"]), found.results["loss"], np.inf)
+    if found.bracket is not None and MODELS[args.model].crossing == "rising":
+        # Not past the crossing: there the state may be escaping (see CliModel.crossing).
+        losses = np.where(found.values <= max(found.bracket), losses, np.inf)
     best = int(np.argmin(losses))
     return {"start": None if found.bracket is None else float(found.values[best]),
             "bracket": None if found.bracket is None else list(found.bracket),
@@ -155,6 +169,7 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
 def fit_command(args, argv: Sequence[str]) -> int:
     """Run ``netdyn fit`` (``argv``: its command line, for the hints); the exit status."""
     data = load_data(args)  # first: it sets --tr from the runs when not given
+    model_defaults(args)
     check_numbers(args)
     fcd_samples(args)
     net, monitor = network(args, data.weights, data.lengths)

@@ -23,9 +23,10 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   between the training and the test runs' FCs (0.899 here), which no model can be
   expected to beat. --bold reads your own runs (TSV/CSV as fMRIPrep, XCP-D or nilearn
   write them, with the TR from the BIDS JSON sidecar, or .npy); --fc fits a given FC.
-- Stationary dynamics only: every simulation starts with a 57.6 s burn-in whose BOLD
-  is not compared, so that the shared relaxation from the initial state (which
-  correlates all regions and inflates FC) is not part of the signal. The gradient is
+- Stationary dynamics only: every simulation starts with a burn-in whose BOLD is not
+  compared (57.6 s; 28.8 s for rww-ei-fic, which starts near its balanced state), so
+  that the shared relaxation from the initial state (which correlates all regions and
+  inflates FC) is not part of the signal. The gradient is
   exact, through the burn-in too (--truncated-gradient holds the burn-in's final state
   fixed: cheaper, but it can point the wrong way near the critical coupling).
 - Enough BOLD for a stable FC: each step simulates 4 independent noise realisations of
@@ -75,7 +76,6 @@ diverged, 2 bad options or files, 3 no usable start (no G reaches the data's mea
 
 DEFAULT_DURATION = 43_200.0
 DEFAULT_REALISATIONS = 4
-DEFAULT_BURN_IN = 57_600.0
 DEFAULT_HELDOUT_DURATION = 288_000.0
 DEFAULT_HELDOUT_REALISATIONS = 4
 DEFAULT_GRID = 17
@@ -121,10 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="independent noise realisations per step, simulated in parallel; "
                        "the loss compares their mean FC (default "
                        f"{DEFAULT_REALISATIONS})")
-    model.add_argument("--burn-in", type=float, default=DEFAULT_BURN_IN, dest="burn_in",
-                       help="ms simulated before each measured run, forward only (no "
-                       "gradient), so that the FC is that of stationary dynamics; rounded "
-                       f"up to whole TRs (default {DEFAULT_BURN_IN:.0f})")
+    model.add_argument("--burn-in", type=float, default=None, dest="burn_in",
+                       help="ms simulated before each measured run and not compared, so "
+                       "that the FC is that of stationary dynamics (the gradient runs "
+                       "through it, see --truncated-gradient); rounded up to whole TRs "
+                       "(default 57600; 28800 for rww-ei-fic, which starts near its "
+                       "balanced state)")
     model.add_argument("--truncated-gradient", action="store_false", dest="burn_in_gradient",
                        help="hold the burn-in's final state fixed in the gradient (faster, "
                        "approximate: it can point the wrong way where the dynamics have a "

@@ -37,6 +37,7 @@ def level_search(
     peak_iterations: int = 16,
     extend: int = 2,
     factor: float = 3.0,
+    side: str = "falling",
 ) -> LevelSearch:
     r"""Find a parameter value $g$ where a level $\ell(g)$ (e.g. the mean of a simulated FC,
     as a function of the global coupling G) crosses ``target``, next to the level's peak.
@@ -51,7 +52,8 @@ def level_search(
        to ``peak_iterations`` times.
     3. **Bisect** ``iterations`` times the pair of neighbours between which the level
        crosses ``target`` nearest the highest point, on the side of larger $g$ if there
-       is one (the level falling through the target), else on the side of smaller $g$.
+       is one (the level falling through the target), else on the side of smaller $g$
+       (``side="falling"``); with ``side="rising"`` only on the side of smaller $g$.
 
     Why: the FC of delay-coupled mean-field models is strongest in a narrow band of G at
     the edge of a bifurcation. On the Reduced Wong-Wang model the mean FC jumps from
@@ -61,8 +63,11 @@ def level_search(
     connectome scaled by 6 %, a grid that had hit it missed it); the peak and the
     crossing move with the band, and the search finds them at one evaluation per
     halving. For a level that only rises with G (the Hopf model's), the crossing is
-    the rising one. Use one noise key for every evaluation (common random numbers), so
-    that the level is a deterministic function of $g$.
+    the rising one. Where the falling side is not a stationary state (the two-population
+    model with feedback inhibition: past the peak the balanced state loses stability
+    and the network escapes from it during the run), ask for ``side="rising"``. Use one
+    noise key for every evaluation (common random numbers), so that the level is a
+    deterministic function of $g$.
 
     **Arguments**:
 
@@ -71,6 +76,7 @@ def level_search(
     - ``values``: the scan, 1-D, at least 3 distinct finite values.
     - ``target``: the level to reach, finite.
     - ``iterations``, ``peak_iterations``, ``extend``: ints ``>= 0``; ``factor > 1``.
+    - ``side``: ``"falling"`` or ``"rising"``, the crossings bisected (step 3).
 
     **Returns**: a ``LevelSearch`` with every evaluation. Non-finite levels (a diverged
     simulation) count as below every target. ``bracket`` is ``None`` when no level
@@ -89,6 +95,8 @@ def level_search(
             raise ValueError(f"level_search {name} must be an int >= 0, got {n!r}.")
     if not (math.isfinite(factor) and factor > 1):
         raise ValueError(f"level_search factor must be > 1, got {factor}.")
+    if side not in ("falling", "rising"):
+        raise ValueError(f"level_search side must be 'falling' or 'rising', got {side!r}.")
 
     seen: dict[str, list[float]] = {}
     order: list[float] = []
@@ -145,6 +153,8 @@ def level_search(
     # point between them makes that side no bracket).
     right = right[level[right - 1] >= target] if right.size else right
     left = left[level[left + 1] >= target] if left.size else left
+    if side == "rising":
+        right = right[:0]
     if level[k] < target or not (right.size or left.size):  # never reached, or never left
         return _result(order, seen, stage, None)
     # Between the first point past the peak below the target and its neighbour towards

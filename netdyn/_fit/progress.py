@@ -11,7 +11,18 @@ def _fmt(x) -> str:
     a = np.asarray(x, dtype=float)
     if a.ndim == 0:
         return f"{float(a):.4g}"
-    return f"mean {float(np.mean(a)):.4g}"
+    return f"mean {float(np.mean(a)):.4g} sd {float(np.std(a)):.3g}"
+
+
+# The fields of a parameterisation, shown with the parameter they belong to.
+_INNER = ("deviations", "coefficients", "baseline")
+
+
+def _short(name: str) -> str:
+    """``coupling.G`` -> ``G``; ``graph.weights.log_gain.deviations`` ->
+    ``log_gain.deviations``."""
+    parts = name.split(".")
+    return ".".join(parts[-2:]) if parts[-1] in _INNER and len(parts) > 1 else parts[-1]
 
 
 class Progress:
@@ -19,7 +30,8 @@ class Progress:
 
     On a terminal the line is rewritten in place (``\\r``) after every step; otherwise
     (a log file, a notebook capture) one line is printed every ``every`` steps and at
-    the last step. Vector parameters are shown by their mean; with several starts,
+    the last step. Vector parameters are shown by their mean and standard deviation
+    across entries (regions, maps); with several starts,
     the best (lowest) loss is shown.
     """
 
@@ -54,7 +66,7 @@ class Progress:
             parts.append(f"best start {pick}")
         skip = ("step", "loss", "grad_norm", "wall_time", "skipped", *self.names)
         parts += [f"{name} {value(v)}" for name, v in row.items() if name not in skip]
-        parts += [f"{name.split('.')[-1]} {value(row[name])}" for name in self.names]
+        parts += [f"{_short(name)} {value(row[name])}" for name in self.names]
         wall = np.max(np.asarray(row["wall_time"], float))
         parts.append(f"{wall:.2f} s/step")
         if np.any(row["skipped"]):

@@ -142,6 +142,7 @@ def main() -> None:
     path = json.loads((folder / "history.json").read_text())
     shutil.copy(folder / "fit.png", out.parent / "fit_default.png")
     args = _build_parser().parse_args(argv)
+    args.burn_in = report["settings"]["burn_in"]  # the model's default, as the fit used
     net, monitor, target = _fitted_network(args, report)
     key = jax.random.key(args.seed)
     heldout_key = jax.random.fold_in(key, _HELDOUT_STREAM)

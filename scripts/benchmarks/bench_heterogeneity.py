@@ -16,6 +16,10 @@ reaches CMA-ES's best loss in at most a fifth of CMA-ES's wall-clock.
     python scripts/benchmarks/bench_heterogeneity.py            # ~65 min on 2 CPU cores
     python scripts/benchmarks/bench_heterogeneity.py --ks 81 --budget 1200
     python scripts/benchmarks/bench_heterogeneity.py --quick --ks 3 81 --budget 40  # smoke
+    python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge
+
+``--merge`` keeps the results of the other k in the existing heterogeneity.json (same
+settings and budget required) and reports them all; each k's section says when it ran.
 
 The default takes about 65 min on 2 CPU cores: 3 values of k x 2 methods x ``--budget``
 (600 s), plus 7 held-out simulations (288 s x 4 realisations each, a few minutes).
@@ -260,7 +264,8 @@ def run_k(k: int, data, settings, budget: float, cma) -> dict:
     net, loss_fn, train, test = problem(k, data, settings)
     key = jax.random.key(0)  # common random numbers: every evaluation of both methods
     print(f"k = {k}: gradient fit ({budget:g} s)", flush=True)
-    result = {"k": k, "gradient": gradient_fit(net, loss_fn, key, k, budget)}
+    result = {"k": k, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "gradient": gradient_fit(net, loss_fn, key, k, budget)}
     print(f"k = {k}: CMA-ES ({budget:g} s)", flush=True)
     result["cma"] = cma_fit(net, loss_fn, key, k, budget, cma)
     compare(result)
@@ -338,7 +343,8 @@ def k_section(r: dict, start: dict) -> list[str]:
              81: "G + 80 mean-free regional input log-gains"}[r["k"]]
     s = (f"| homogeneous start (G {G0}) | – | – | {_f(start['loss'], '.4f')} | "
          f"{_f(start['fit_r'])} | {_scores(start['heldout'])} | – |")
-    return [f"### k = {r['k']}: {label}", "", TABLE_HEAD, s, _row(r["gradient"]),
+    when = f"Measured {r['date']}." if r.get("date") else ""
+    return [f"### k = {r['k']}: {label}", "", when, "", TABLE_HEAD, s, _row(r["gradient"]),
             _row(r["cma"]), "", _verdict(r), ""]
 
 
@@ -388,13 +394,13 @@ def _and(items) -> str:
 def report(args, settings, budget, info, end_load, results, start) -> str:
     options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
                f"--budget {args.budget:g}" if args.budget is not None else "",
-               "--quick" if args.quick else ""]
+               "--quick" if args.quick else "", "--merge" if args.merge else ""]
     lines = [
         "# Regional heterogeneity: gradient fit against CMA-ES", "",
         f"Written by `{C.command('bench_heterogeneity.py', *options)}`"
         + (" (**smoke run**: tiny durations, not a measurement)" if args.quick else "")
         + ". The same loss, parameterisation and wall-clock budget for netdyn's gradient "
-        f"fit and CMA-ES, at k = {_and(args.ks)} fitted parameters: the best "
+        f"fit and CMA-ES, at k = {_and([r['k'] for r in results])} fitted parameters: the best "
         "loss reached against time (`heterogeneity.png`, traces in `heterogeneity.json`) and "
         "the FC r of each method's best parameters on test runs neither saw. The goal: at 80 "
         f"parameters the gradient fit reaches CMA-ES's best loss within {100 * GOAL:.0f} % of "
@@ -446,6 +452,17 @@ def figure(results, path: Path) -> None:
     plt.close(fig)
 
 
+def _earlier(path: Path, settings: dict, budget: float) -> dict:
+    """The results in ``path`` of a run with the same settings and budget (``--merge``)."""
+    if not path.is_file():
+        raise SystemExit(f"--merge: no earlier results in {path}")
+    earlier = json.loads(path.read_text())
+    if earlier["settings"] != settings or earlier["budget"] != budget:
+        raise SystemExit(f"--merge: {path} was written with other settings or another "
+                         f"budget ({earlier['budget']:g} s); rerun every k instead")
+    return earlier
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ks", type=int, nargs="+", default=[3, 10, 81], choices=[3, 10, 81])
@@ -454,6 +471,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: tiny durations, written to a temporary folder")
     parser.add_argument("--out", default=None, help="folder of the reports (benchmarks/)")
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other k's results in the existing heterogeneity.json")
     args = parser.parse_args()
     try:
         import cma
@@ -466,9 +485,17 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     info = C.machine_info()
     data = nd.datasets.load("hcp")
+    earlier = _earlier(out / "heterogeneity.json", settings, budget) if args.merge else None
     results = [run_k(k, data, settings, budget, cma) for k in args.ks]
-    print("held-out simulation of the homogeneous start", flush=True)
-    start = start_point(data, settings, results)
+    if earlier is not None:
+        old = [r for r in earlier["results"] if r["k"] not in args.ks]
+        for r in old:
+            r.setdefault("date", earlier["machine"].get("date", "an earlier run"))
+        results = sorted(results + old, key=lambda r: r["k"])
+        start = earlier["start"]
+    else:
+        print("held-out simulation of the homogeneous start", flush=True)
+        start = start_point(data, settings, results)
     end_load = C.loadavg()
     text = report(args, settings, budget, info, end_load, results, start)
     (out / "heterogeneity.md").write_text(text, encoding="utf-8")
