@@ -24,10 +24,12 @@ from ._dynamics._base import AbstractDynamics as AbstractDynamics
 from ._dynamics.generic_2d_oscillator import Generic2dOscillator as Generic2dOscillator
 from ._dynamics.jansen_rit import JansenRit as JansenRit
 from ._dynamics.kuramoto import Kuramoto as Kuramoto
+from ._dynamics.linear import LinearDynamics as LinearDynamics
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
 from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh as ReducedWongWangExcInh
 from ._dynamics.sup_hopf import SupHopf as SupHopf
+from ._dynamics.wilson_cowan import WilsonCowan as WilsonCowan
 from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
 from ._fit.bounds import (
     AbstractTransform as AbstractTransform,

@@ -1,5 +1,7 @@
 """Named array shapes used across netdyn (jaxtyping aliases)."""
 
+import numbers
+from collections.abc import Sequence
 from typing import TypeAlias
 
 from jaxtyping import Array, ArrayLike, Float, PRNGKeyArray
@@ -23,10 +25,12 @@ Scalar: TypeAlias = Float[ArrayLike, ""]
 """A real scalar (Python float or 0-d array)."""
 
 Param: TypeAlias = (
-    Float[ArrayLike, "..."] | AbstractParameterisation | AbstractNetworkParameterisation
+    Float[ArrayLike, "..."] | Sequence[numbers.Real] | Sequence[Sequence[numbers.Real]]
+    | AbstractParameterisation | AbstractNetworkParameterisation
 )
-"""A model parameter: a scalar, an array broadcastable against ``[nodes]``, or a
-parameterisation that ``simulate`` resolves into one (``nd.MapParameter``, ...)."""
+"""A model parameter: a scalar, an array broadcastable against ``[nodes]`` (or a list of
+numbers, which ``Network`` turns into one), or a parameterisation that ``simulate``
+resolves into one (``nd.MapParameter``, ...)."""
 
 Key: TypeAlias = PRNGKeyArray
 

@@ -7,6 +7,16 @@ from ._dynamics._base import AbstractDynamics
 from ._graph._base import AbstractGraph
 from ._noise._base import AbstractNoise
 from ._stimulus._base import AbstractStimulus, check_stimuli
+from ._validate import number_lists_as_arrays
+
+
+def parameter_arrays(part):
+    """``part`` (a model part, a tuple of them, or ``None``) with each parameter given as
+    a list or tuple of numbers (e.g. ``I_o=[0.3, 0.32, ...]``, one per region) as an
+    array; a ragged or complex one gets a ``ValueError`` naming it."""
+    if isinstance(part, (tuple, list)):
+        return type(part)(parameter_arrays(p) for p in part)
+    return part if part is None else number_lists_as_arrays(part, type(part).__name__)
 
 
 class Network(eqx.Module):
@@ -27,12 +37,16 @@ class Network(eqx.Module):
     - ``noise``: an ``AbstractNoise`` or ``None`` (deterministic).
     - ``stimulus``: an ``AbstractStimulus``, a tuple of them (their inputs add up) or
       ``None`` (no external input).
+
+    A parameter of the dynamics, couplings or noise given as a list of numbers (e.g.
+    ``nd.ReducedWongWang(I_o=[0.30, 0.32, ...])``, one per region) becomes an array here.
     """
 
-    dynamics: AbstractDynamics
-    coupling: AbstractCoupling | tuple[AbstractCoupling, ...]
+    dynamics: AbstractDynamics = eqx.field(converter=parameter_arrays)
+    coupling: AbstractCoupling | tuple[AbstractCoupling, ...] = eqx.field(
+        converter=parameter_arrays)
     graph: AbstractGraph
-    noise: AbstractNoise | None = None
+    noise: AbstractNoise | None = eqx.field(default=None, converter=parameter_arrays)
     stimulus: AbstractStimulus | tuple[AbstractStimulus, ...] | None = None
 
     def __check_init__(self):

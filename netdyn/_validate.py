@@ -129,3 +129,28 @@ def flag(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {value!r}.")
     return bool(value)
+
+
+def _is_number_list(x) -> bool:
+    """A non-empty list or tuple of numbers, or of such lists: what one types for an array
+    (a tuple of names, such as a model's variables, is not one)."""
+    return isinstance(x, (list, tuple)) and len(x) > 0 and all(
+        isinstance(v, (numbers.Number, np.number, np.bool_)) or _is_number_list(v) for v in x)
+
+
+def number_lists_as_arrays(tree, owner: str):
+    """``tree`` (e.g. a model's parameters) with each list or tuple of numbers in it,
+    nested ones too (a ``[rows, columns]`` table), replaced by a real NumPy array
+    (integers and booleans as float64), to be used as an array given directly would be;
+    a ragged or complex one gets a ``ValueError`` naming ``owner`` and the field, e.g.
+    ``"ReducedWongWang.I_o"``."""
+
+    def convert(path, x):
+        if not _is_number_list(x):
+            return x
+        a = real_array(owner + jax.tree_util.keystr(path), x)
+        return a.astype(np.float64) if a.dtype.kind in "biu" else a
+
+    if not any(_is_number_list(x) for x in jax.tree.leaves(tree, is_leaf=_is_number_list)):
+        return tree  # nothing to convert: the same object
+    return jax.tree_util.tree_map_with_path(convert, tree, is_leaf=_is_number_list)

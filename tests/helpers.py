@@ -10,6 +10,8 @@ ALL_DYNAMICS = [
     nd.MontbrioPazoRoxin(),
     nd.Kuramoto(),
     nd.ReducedWongWangExcInh(),
+    nd.LinearDynamics(),
+    nd.WilsonCowan(),
 ]
 """One default instance of every dynamics."""
 

@@ -3,9 +3,12 @@ loss with a cliff (where plain Adam is caught), through ``fit``, its checkpoints
 ``fit_multistart``.
 """
 
+import re
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import jaxtyping
 import numpy as np
 import optax
 import pytest
@@ -109,9 +112,20 @@ def test_is_the_wrapped_optimiser_while_the_loss_falls():
     assert int(sw.rejected) == 0 and float(sw.scale) == 1.0
 
 
+SHRINK = r"backtrack\(shrink\) must be a finite real number > 0 and < 1, got "
+
+
+@pytest.fixture
+def no_type_hook(monkeypatch):
+    """``backtrack``'s own checks as a user meets them: the runtime type check of the
+    annotations that the test suite adds (jaxtyping + beartype) would stop a string or
+    ``None`` before them."""
+    monkeypatch.setattr(jaxtyping.config, "jaxtyping_disable", True)
+
+
 def test_bad_arguments():
-    for shrink in (0.0, 1.0, -0.5, 2.0):
-        with pytest.raises(ValueError, match="shrink must lie in"):
+    for shrink in (0.0, 1.0, -0.5, 2.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=SHRINK + re.escape(repr(shrink))):
             nd.backtrack(optax.adam(0.1), shrink=shrink)
     params = jnp.zeros(2)
     with jax.numpy_dtype_promotion("standard"):
@@ -120,6 +134,24 @@ def test_bad_arguments():
         BACKTRACK.update(params, state, params)
     with pytest.raises(ValueError, match="needs the parameters"):
         BACKTRACK.update(params, state, value=0.0)
+    # A vector of losses would broadcast the best loss into a vector (a shape error later).
+    with pytest.raises(ValueError, match=r"value must be the scalar loss .* got shape \(2,\)"):
+        BACKTRACK.update(params, state, params, value=jnp.zeros(2))
+
+
+@pytest.mark.parametrize("shrink", ["0.5", None, True, 1])
+def test_shrink_of_the_wrong_type(no_type_hook, shrink):
+    # "0.5" and None gave a raw TypeError ('<' not supported between 'float' and 'str').
+    with pytest.raises(ValueError, match=SHRINK + re.escape(repr(shrink))):
+        nd.backtrack(optax.adam(0.1), shrink=shrink)
+
+
+def test_optimizer_must_be_an_optax_transformation(no_type_hook):
+    # optax.adam uncalled (a factory, not an optimiser) gave a raw AttributeError from optax
+    # ('function' object has no attribute 'init').
+    with pytest.raises(ValueError, match=r"backtrack\(optimizer\) must be an "
+                                         r"optax.GradientTransformation .* got <function adam"):
+        nd.backtrack(optax.adam)
 
 
 class Stop(Exception):

@@ -8,6 +8,7 @@ Checkpoints are rewritten here by hand, from the documented layout (magic line,
 import hashlib
 import json
 import os
+import re
 
 import equinox as eqx
 import jax
@@ -18,6 +19,7 @@ import pytest
 
 import netdyn as nd
 from netdyn._fit.checkpoint import load_checkpoint
+from netdyn._fit.resume import saved_steps
 
 
 class Toy(eqx.Module):
@@ -122,6 +124,34 @@ def test_hand_edited_step_is_refused(tmp_path, field, value, match):
     _fit(path)
     _rewrite(path, lambda meta: meta.update({field: value}))
     with pytest.raises(ValueError, match=match):
+        _fit(path, steps=5, resume=True)
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("step", "x", "step must be an integer >= 0, got 'x'"),
+        ("steps", None, "steps must be an integer >= 0, got None"),
+        ("names", 5, "names must be a list of names, got 5"),
+        ("shapes", [[3]], r"shapes must be a list of shapes \(lists of whole numbers >= 0\), "
+                          r"one per name, got \[\[3\]\]"),
+        ("transforms", "Identity", "transforms must be a list of text, one per name"),
+        ("n_starts", 0, "n_starts must be null or an integer >= 1, got 0"),
+        ("key", "k", "key must be null or a list of integers >= 0, got 'k'"),
+        ("redraw", "no", "redraw must be true or false, got 'no'"),
+        ("history", [], "history must be a JSON object"),
+    ],
+)
+def test_every_header_field_is_checked(tmp_path, field, value, match):
+    # A forged header (valid checksum): what it says is checked before it is used, also
+    # when only the step counts are read (netdyn fit's messages), naming file and field.
+    path = tmp_path / "c.eqx"
+    _fit(path)
+    _rewrite(path, lambda meta: meta.update({field: value}))
+    where = re.escape(f"checkpoint {path}: ")
+    with pytest.raises(ValueError, match=where + match):
+        saved_steps(path)
+    with pytest.raises(ValueError, match=where + match):
         _fit(path, steps=5, resume=True)
 
 

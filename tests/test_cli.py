@@ -152,6 +152,14 @@ def _bad_zip(path: Path) -> Path:
     return path
 
 
+def _npy_header(path: Path, shape: bytes) -> Path:
+    """A version 1.0 ``.npy`` file of float64 with the header's end ``shape`` and no data."""
+    header = b"{'descr': '<f8', 'fortran_order': False, " + shape
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    return path
+
+
 @pytest.mark.parametrize(
     "flag, make",
     [
@@ -162,6 +170,11 @@ def _bad_zip(path: Path) -> Path:
         ("--fc", lambda p: p / "missing.csv"),
         ("--fc", lambda p: _not_utf8(p / "latin1.csv")),
         ("--fc", lambda p: (p / "fc.npy", (p / "fc.npy").write_bytes(b"\x93NUMPY\x01"))[0]),
+        # A header cut inside a string (tokenize.TokenError), one that claims 8 TB
+        # (MemoryError), a complex matrix (its real part was kept): issue 26.
+        ("--fc", lambda p: _npy_header(p / "fc.npy", b"'shape': (3, \"\"\"3), }")),
+        ("--fc", lambda p: _npy_header(p / "fc.npy", b"'shape': (1000000, 1000000), }")),
+        ("--fc", lambda p: (p / "fc.npy", np.save(p / "fc.npy", np.eye(3) * 1j))[0]),
     ],
 )
 def test_bad_files_are_one_line_naming_the_file(flag, make, capsys, tmp_path):

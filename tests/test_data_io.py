@@ -5,6 +5,7 @@ import io
 import zipfile
 from pathlib import Path
 
+import equinox as eqx
 import numpy as np
 import pytest
 
@@ -304,3 +305,107 @@ def test_write_tvb_zip_errors(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         datasets.write_tvb_zip(d, tmp_path / "nowhere" / "d.zip")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip"]
+
+
+# ------------------------------------------- complex values, odd headers, BOM (issue 26)
+
+
+def _npy_with_header(header: bytes) -> bytes:
+    """A version 1.0 ``.npy`` file whose header dictionary is ``header`` and no data."""
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+
+
+# A header cut in the middle of a string: NumPy's parser raises tokenize.TokenError.
+GARBAGE = _npy_with_header(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, \"\"\"3), }")
+# 10^6 x 10^6 float64: 8 TB claimed by a 128-byte file (np.load: a raw MemoryError).
+HUGE = _npy_with_header(b"{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }")
+
+
+@pytest.mark.parametrize(
+    "raw, match",
+    [(GARBAGE, r"g\.npy: cannot read as a \.npy array \(damaged header: TokenError"),
+     (HUGE, r"g\.npy: cannot read .*claims shape \(1000000, 1000000\).*128 bytes")],
+    ids=["garbage-header", "8TB-header"],
+)
+def test_projection_npy_with_bad_header_names_the_file(tmp_path, raw, match):
+    _assert_refused(datasets.read_projection_matrix, tmp_path / "g.npy", raw, match)
+
+
+@pytest.mark.parametrize("raw", [GARBAGE, HUGE], ids=["garbage-header", "8TB-header"])
+def test_npz_member_with_bad_header_names_file_and_array(tmp_path, raw):
+    path = _zip(tmp_path / "bad.npz", {"weights.npy": raw})
+    with pytest.raises(ValueError, match=r"bad\.npz: cannot read array 'weights' \((damaged|the)"):
+        datasets.read_npz(path)
+    with pytest.raises(ValueError, match=r"bad\.npz: cannot read array 'weights'"):
+        datasets.read_projection_matrix(path)
+
+
+def test_npy_members_still_read_exactly(tmp_path):
+    # The reader that checks headers first gives NumPy's values: C and Fortran order,
+    # big-endian, integers, and compressed members.
+    g = np.arange(12.0).reshape(3, 4) / 7.0
+    for name, a in [("c", g), ("f", np.asfortranarray(g)), ("be", g.astype(">f8")),
+                    ("int", np.arange(6).reshape(2, 3))]:
+        np.save(tmp_path / f"{name}.npy", a)
+        np.testing.assert_array_equal(datasets.read_projection_matrix(tmp_path / f"{name}.npy"), a)
+    np.savez_compressed(tmp_path / "z.npz", weights=W, lengths=L)
+    d = datasets.read_npz(tmp_path / "z.npz")
+    np.testing.assert_array_equal(d.weights, W)
+    np.testing.assert_array_equal(d.lengths, L)
+
+
+def test_complex_arrays_are_refused_not_cast(tmp_path):
+    np.savez(tmp_path / "c.npz", weights=W * (1 + 1j))
+    with pytest.raises(ValueError, match=r"c\.npz\['weights'\]: weights must be real.*complex"):
+        datasets.read_npz(tmp_path / "c.npz")
+    np.savez(tmp_path / "cl.npz", weights=W, lengths=L + 0j)
+    with pytest.raises(ValueError, match=r"cl\.npz\['lengths'\]: lengths must be real"):
+        datasets.read_npz(tmp_path / "cl.npz")
+    np.save(tmp_path / "g.npy", np.ones((2, 3)) * 1j)
+    with pytest.raises(ValueError, match=r"g\.npy: the projection matrix must be real"):
+        datasets.read_projection_matrix(tmp_path / "g.npy")
+
+
+BOM = "\ufeff"  # what Excel and LibreOffice put first in a "CSV UTF-8" file
+
+
+def test_files_with_a_byte_order_mark_read_correctly(tmp_path):
+    (tmp_path / "w.tsv").write_text(BOM + _tsv(W, LABELS), encoding="utf-8")  # no corner
+    d = datasets.read_tsv_connectome(tmp_path / "w.tsv")
+    assert d.labels == LABELS  # the first label is "rA", not "\ufeffrA"
+    np.testing.assert_array_equal(d.weights, W)
+    (tmp_path / "p.tsv").write_text(BOM + _tsv(W), encoding="utf-8")
+    (tmp_path / "n.tsv").write_text(BOM + _nodes(), encoding="utf-8")
+    d = datasets.read_tsv_connectome(tmp_path / "p.tsv", nodes=tmp_path / "n.tsv")
+    assert d.labels == LABELS
+    np.testing.assert_array_equal(d.centres, CENTRES)
+    (tmp_path / "w.csv").write_text(BOM + _tsv(W, sep=","), encoding="utf-8")
+    (tmp_path / "labels.txt").write_text(BOM + "\n".join(LABELS) + "\n", encoding="utf-8")
+    np.testing.assert_array_equal(datasets.read_csv_matrix(tmp_path / "w.csv"), W)
+    d = datasets.read_connectome_csv(tmp_path / "w.csv", labels=tmp_path / "labels.txt")
+    assert d.labels == LABELS
+    np.testing.assert_array_equal(datasets.read_projection_matrix(tmp_path / "w.csv"), W)
+    members = {"weights.txt": BOM + _tsv(W, sep=" "), "tract_lengths.txt": _tsv(L, sep=" "),
+               "centres.txt": BOM + "".join(f"{lab} 0 0 0\n" for lab in LABELS)}
+    d = datasets.read_tvb_zip(_zip(tmp_path / "bom.zip", {k: v.encode() for k, v in
+                                                          members.items()}))
+    assert d.labels == LABELS
+    np.testing.assert_array_equal(d.weights, W)
+
+
+def test_write_tvb_zip_checks_what_the_reader_checks(tmp_path):
+    # eqx.tree_at skips Dataset's checks: the writer runs them again, so it never writes a
+    # file that read_tvb_zip refuses.
+    d = _full_dataset()
+    cases = [
+        (lambda x: x.weights, np.where(np.eye(3) > 0, np.nan, d.weights), r"weights .*3 NaN"),
+        (lambda x: x.lengths, -d.lengths, r"lengths .*6 negative"),
+        (lambda x: x.weights, d.weights * (1 + 1j), r"weights must be real"),
+        (lambda x: x.centres, np.full((3, 3), np.inf), r"centres .*infinite"),
+    ]
+    for where, value, match in cases:
+        bad = eqx.tree_at(where, d, value)
+        with pytest.raises(ValueError, match=r"write_tvb_zip: not writing .*x\.zip: .*" + match):
+            datasets.write_tvb_zip(bad, tmp_path / "x.zip")
+    assert list(tmp_path.iterdir()) == []

@@ -138,6 +138,22 @@ def test_dataset_is_frozen_and_checked():
     assert d.weights[0, 1] == 1.5 and d.labels == ("0", "1", "2")
 
 
+def test_dataset_refuses_complex_arrays():
+    # NumPy's cast to float64 would keep only the real part (zeros for an imaginary array).
+    bold = np.random.default_rng(0).normal(size=(1, 20, 3))
+    cases = [
+        ({"weights": W * 1j}, "weights"),
+        ({"weights": W, "lengths": W + 0j}, "lengths"),
+        ({"weights": W, "fc": np.eye(3) * (1 + 1j)}, "fc"),
+        ({"weights": W, "bold": bold * 1j, "tr": 720.0}, "bold"),
+        ({"weights": W, "centres": np.zeros((3, 3), complex)}, "centres"),
+        ({"weights": W, "areas": np.array([1 + 1j, 2, 3])}, "areas"),
+    ]
+    for kwargs, what in cases:
+        with pytest.raises(ValueError, match=rf"Dataset 'x': {what} must be real.*complex"):
+            datasets.Dataset(**kwargs, name="x")
+
+
 # ------------------------------------------------------------------------- TVB zip
 
 

@@ -1,7 +1,10 @@
-"""Neural-mass dynamics: TVB's right-hand sides, pytree behaviour, analytical solutions.
+"""Neural-mass dynamics: TVB's right-hand sides (float64 and float32), pytree behaviour,
+gradients with respect to every parameter, analytical solutions (the noisy linear network's
+covariance and FC from the Lyapunov equation).
 
 ``tests/fixtures/tvb_dfun.npz`` holds TVB's own ``dfun`` evaluated at random states and
-coupling inputs (default, custom scalar and per-node parameters); it is made by
+coupling inputs (default, custom scalar and per-node parameters, and sets with a model option
+changed); it is made by
 ``tests/fixtures/make_dynamics_fixtures.py`` with tvb-library 2.10, which documents the mapping
 of TVB's arrays to netdyn's (drop TVB's trailing mode axis).
 """
@@ -15,7 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.linalg
 from helpers import ALL_DYNAMICS
+from toy_networks import connectome
 
 import netdyn as nd
 
@@ -28,8 +33,12 @@ MODELS = [
     "MontbrioPazoRoxin",
     "Kuramoto",
     "ReducedWongWangExcInh",
+    "LinearDynamics",
+    "WilsonCowan",
 ]
 PARAMETER_SETS = ["default", "custom", "per_node"]
+# Every model with every parameter set, and the sets that also change a model option.
+DFUN_CASES = [(m, s) for m in MODELS for s in PARAMETER_SETS] + [("WilsonCowan", "unshifted")]
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +60,9 @@ def _parameters(dynamics):
     ]
 
 
-def _tvb_params(tvb, model, which):
-    prefix = f"{model}__{which}__param__"
+def _tvb_params(tvb, model, which, kind="param"):
+    """The parameters (``kind="param"``) or the static options (``"option"``) of a set."""
+    prefix = f"{model}__{which}__{kind}__"
     return {k[len(prefix):]: v for k, v in tvb.items() if k.startswith(prefix)}
 
 
@@ -69,11 +79,11 @@ def _random_inputs(dynamics, n_nodes, seed=0):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("which", PARAMETER_SETS)
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model,which", DFUN_CASES)
 def test_vector_field_matches_tvb_dfun(tvb, model, which):
     params = _tvb_params(tvb, model, which)
-    dynamics = getattr(nd, model)(**{k: jnp.asarray(v) for k, v in params.items()})
+    options = {k: v.item() for k, v in _tvb_params(tvb, model, which, "option").items()}
+    dynamics = getattr(nd, model)(**{k: jnp.asarray(v) for k, v in params.items()}, **options)
     assert sorted(params) == sorted(_parameters(dynamics))
     y = tvb[f"{model}__{which}__y"]
     c = tvb[f"{model}__{which}__c"]
@@ -84,6 +94,24 @@ def test_vector_field_matches_tvb_dfun(tvb, model, which):
     scale = np.max(np.abs(ref), axis=1, keepdims=True)
     assert np.all(scale > 0)
     assert np.max(np.abs(out - ref) / scale) < 1e-12
+
+
+@pytest.mark.parametrize("model,which", DFUN_CASES)
+def test_vector_field_float32_matches_tvb_dfun(tvb, model, which):
+    # Everything in float32 (parameters drawn over TVB's ranges): finite, float32 and
+    # within float32 round-off of TVB's float64 dfun (at most 4e-7 of each state's scale).
+    f32 = jnp.float32
+    params = _tvb_params(tvb, model, which)
+    options = {k: v.item() for k, v in _tvb_params(tvb, model, which, "option").items()}
+    dynamics = getattr(nd, model)(**{k: jnp.asarray(v, f32) for k, v in params.items()},
+                                  **options)
+    y = jnp.asarray(tvb[f"{model}__{which}__y"], f32)
+    c = jnp.asarray(tvb[f"{model}__{which}__c"], f32)
+    out = dynamics.vector_field(f32(0.0), y, c)
+    assert out.dtype == f32
+    ref = tvb[f"{model}__{which}__dfun"]
+    scale = np.max(np.abs(ref), axis=1, keepdims=True)
+    assert np.max(np.abs(np.asarray(out, np.float64) - ref) / scale) < 1e-5
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -228,3 +256,148 @@ def test_kuramoto_free_rotation():
     t = np.asarray(sol.ts["raw"])[:, None]
     np.testing.assert_allclose(np.asarray(sol["raw"])[:, 0], theta0 + omega * t,
                                rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------
+# Gradients with respect to every parameter
+# ---------------------------------------------------------------------------------------
+
+GRADIENT_CASES = {
+    # a model off its defaults where every parameter matters, and its history's ranges
+    "LinearDynamics": (nd.LinearDynamics(gamma=-0.8), {"x": (-1.0, 1.0)}),
+    "WilsonCowan": (nd.WilsonCowan(P=0.5), {"E": (0.0, 0.6), "I": (0.0, 0.4)}),
+}
+
+
+def _delayed_loss(dynamics, ranges, names, n=4, steps=200, dt=0.1):
+    """A loss of the parameters ``names`` (a vector): a fixed random projection of a
+    delayed network's trajectory from a random history."""
+    weights, delays = connectome(n)
+    rng = np.random.default_rng(0)
+    history = np.stack([rng.uniform(*ranges[s], (40, n)) for s in dynamics.state_names], 1)
+    probe = rng.standard_normal((steps, len(dynamics.state_names), n))
+
+    def loss(p):
+        d = eqx.tree_at(lambda d: [getattr(d, k) for k in names], dynamics, list(p))
+        net = nd.Network(d, nd.DelayedLinear(G=0.5), nd.DelayGraph(weights, delays))
+        sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=steps * dt, dt=dt, history=history,
+                          monitors={"raw": nd.Raw()})
+        return jnp.sum(sol["raw"] * probe)
+
+    return loss
+
+
+@pytest.mark.parametrize("model", list(GRADIENT_CASES))
+def test_parameter_gradients_match_finite_differences(model):
+    dynamics, ranges = GRADIENT_CASES[model]
+    names = _parameters(dynamics)
+    loss = _delayed_loss(dynamics, ranges, names)
+    p0 = np.array([float(getattr(dynamics, k)) for k in names])
+    grad = np.asarray(jax.jit(jax.grad(loss))(jnp.asarray(p0)))
+    assert np.all(np.isfinite(grad))
+    value = jax.jit(loss)
+
+    def central(h):
+        steps = h * np.eye(len(names))
+        return np.array([(float(value(p0 + e)) - float(value(p0 - e))) / (2 * h_k)
+                         for e, h_k in zip(steps, h)])
+
+    # Central differences at h and h/2, Richardson-extrapolated (error O(h^4)): they
+    # agree with the gradient to about 5e-10 for every parameter of both models.
+    h = 1e-3 * np.maximum(np.abs(p0), 1.0)
+    fd = (4.0 * central(h / 2) - central(h)) / 3.0
+    assert np.all(np.abs(fd) > 1e-3)  # every parameter moves the loss
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+@pytest.mark.parametrize("model", list(GRADIENT_CASES))
+def test_parameter_gradients_finite_at_extreme_inputs(model, dtype):
+    # Saturated responses (coupling input of +-1e4): no overflow in value or gradient.
+    dynamics, _ = GRADIENT_CASES[model]
+    names = _parameters(dynamics)
+    k, n = len(dynamics.state_names), 3
+    y = jnp.asarray(np.linspace(-1.0, 1.0, k * n).reshape(k, n), dtype)
+    c = jnp.asarray(np.array([-1e4, 0.0, 1e4]) * np.ones((dynamics.n_coupling_inputs, 1)),
+                    dtype)
+    p0 = jnp.asarray([float(getattr(dynamics, p)) for p in names], dtype)
+
+    def field(p):
+        d = eqx.tree_at(lambda d: [getattr(d, q) for q in names], dynamics, list(p))
+        return d.vector_field(dtype(0.0), y, c)
+
+    assert np.all(np.isfinite(np.asarray(jax.jit(field)(p0))))
+    jac = jax.jit(jax.jacobian(field))(p0)
+    assert jac.dtype == dtype
+    assert np.all(np.isfinite(np.asarray(jac)))
+
+
+# ---------------------------------------------------------------------------------------
+# The noisy linear network: stationary covariance and FC in closed form
+# ---------------------------------------------------------------------------------------
+
+
+def _correlation(c):
+    d = jnp.sqrt(jnp.diag(c))
+    return c / jnp.outer(d, d)
+
+
+def _sampling_covariance(A, S, period, n_samples):
+    """Bartlett's covariance ``K[i,j,k,l]`` of the entries of the sample covariance of
+    ``n_samples`` samples, ``period`` apart, of the stationary Gaussian process $\\dot x =
+    A x + \\text{noise}$ with covariance ``S``: $\\frac{1}{N} \\sum_m [R_{ik}(m) R_{jl}(m) +
+    R_{il}(m) R_{jk}(m)]$, with $R(m) = e^{A m \\Delta} S$ and $R(-m) = R(m)^\\top$."""
+    decay = -np.max(np.linalg.eigvals(A).real)
+    lags = int(np.ceil(40.0 / (decay * period)))  # e^-40: the sum has converged
+    step = scipy.linalg.expm(A * period)
+    R = [S]
+    for _ in range(lags):
+        R.append(step @ R[-1])
+    R = np.array(R)
+    R = np.concatenate([np.transpose(R[:0:-1], (0, 2, 1)), R])
+    return (np.einsum("mik,mjl->ijkl", R, R) + np.einsum("mil,mjk->ijkl", R, R)) / n_samples
+
+
+def test_linear_network_covariance_and_fc_solve_the_lyapunov_equation():
+    # dx = A x dt + sigma dW, A = diag(gamma) + G W (no delays): the stationary covariance
+    # S solves A S + S A^T + sigma^2 I = 0. 32 runs of 1000 ms, started in the stationary
+    # law, sampled every 0.5 ms: 64,000 samples, some 500 correlation times per run.
+    n, G, sigma, dt, period, runs, t1 = 5, 1.5, 0.2, 0.05, 0.5, 32, 1000.0
+    weights, _ = connectome(n)
+    gamma = np.array([-1.0, -1.3, -0.8, -1.1, -0.9])
+    A = np.diag(gamma) + G * weights  # eigenvalues -0.22 ... -1.2 (1/ms)
+    S = scipy.linalg.solve_continuous_lyapunov(A, -sigma**2 * np.eye(n))
+    net = nd.Network(nd.LinearDynamics(gamma=jnp.asarray(gamma)), nd.Linear(G=G),
+                     nd.DenseGraph(weights), noise=nd.AdditiveNoise(sigma=sigma))
+    y0 = np.random.default_rng(0).multivariate_normal(np.zeros(n), S, size=runs)
+
+    @jax.jit
+    @jax.vmap
+    def run(key, y0):
+        sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=t1, dt=dt, history=y0[None],
+                          monitors={"raw": nd.Raw(period=period)}, key=key)
+        return sol["raw"][:, 0]
+
+    x = np.asarray(run(jax.random.split(jax.random.key(1), runs), jnp.asarray(y0)))
+    samples = x.reshape(-1, n)
+    C = samples.T @ samples / len(samples)  # the mean is 0
+
+    # Heun's own stationary covariance (x' = M x + N xi, exact for this linear SDE)
+    # differs from S by O(dt^2): 4e-4 of S, under a tenth of the sampling error.
+    M = np.eye(n) + dt * A + (dt * A) @ (dt * A) / 2
+    N = np.eye(n) + dt * A / 2
+    P = scipy.linalg.solve_discrete_lyapunov(M, sigma**2 * dt * N @ N.T)
+    K = _sampling_covariance(A, S, period, len(samples))
+    sd = np.sqrt(np.einsum("ijij->ij", K))  # about 1.5 % of sqrt(S_ii S_jj)
+    assert np.max(np.abs(P - S) / sd) < 0.1
+    # Every entry within 4.5 standard errors (a false alarm for any of the 15 distinct
+    # entries has probability 1e-4); the run's largest is 1.4.
+    assert np.max(np.abs(C - S) / sd) < 4.5
+
+    # FC: the correlations, standard errors by the delta method (about 0.006; the FC
+    # spans 0.06 to 0.6): within 4.5 of them too (the run's largest is 1.6).
+    J = np.asarray(jax.jacobian(_correlation)(jnp.asarray(S)))
+    sd_fc = np.sqrt(np.einsum("abij,ijkl,abkl->ab", J, K, J))
+    fc, expected = np.asarray(_correlation(jnp.asarray(C))), np.asarray(_correlation(S))
+    off = ~np.eye(n, dtype=bool)
+    assert np.max(np.abs(fc - expected)[off] / sd_fc[off]) < 4.5

@@ -60,8 +60,12 @@ def test_negative_weights_unless_signed():
 def test_negative_and_nan_delays():
     d = np.full((4, 4), 3.0)
     d[2, 0] = -1.0
+    with pytest.raises(ValueError, match=r"DelayGraph\.delays must be >= 0.*\(2, 0\)"):
+        _net(delays=d)
+    # Put in after construction (eqx.tree_at skips the check): refused when the run starts.
+    net = eqx.tree_at(lambda n: n.graph.delays, _net(), jnp.asarray(d))
     with pytest.raises(Exception, match="delays contain negative"):
-        _sim(_net(delays=d))
+        _sim(net)
     net = _net()
     net = eqx.tree_at(lambda n: n.graph.delays, net, jnp.full((4, 4), jnp.nan))
     with pytest.raises(Exception, match="delays contain NaN"):
@@ -458,3 +462,97 @@ def test_delay_ties_round_as_numpy(dt, kind):
         assert np.rint(228.875 / 5.0 / 0.05) == 915
         tie = stored == 228.875 / 5.0
         assert np.all(n_rows - 1 - np.asarray(rows(graph))[tie] == 915)
+
+
+# --- issue 26: keys, list-valued parameters and negative delays ------------------------------
+
+
+def test_raw_key_of_another_length_is_named():
+    # jax.random.key_data of an "rbg" key is 4 uint32 words, where the default
+    # implementation (threefry2x32) needs 2: JAX's own error was "invalid PRNG key data".
+    data = jax.random.key_data(jax.random.key(0, impl="rbg"))
+    assert data.dtype == jnp.uint32 and data.shape == (4,)
+    net = _net(noise=nd.AdditiveNoise(0.01))
+    with pytest.raises(ValueError, match=r"raw uint32 key .*shape \(2,\); got shape \(4,\)"
+                                         r".*wrap_key_data"):
+        _sim(net, key=data)
+    # Wrapped with its implementation, the same data is a valid key.
+    _sim(net, key=jax.random.wrap_key_data(data, impl="rbg"))
+
+
+def test_key_data_of_the_default_implementation_is_a_legacy_key():
+    net = _net(noise=nd.AdditiveNoise(0.01))
+    typed = jax.random.key(7)
+    a = _sim(net, key=typed, monitors={"r": nd.Raw()})["r"]
+    b = _sim(net, key=jax.random.key_data(typed), monitors={"r": nd.Raw()})["r"]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_list_parameters_are_arrays():
+    # A list of per-region values is what one types; it ran into "unsupported operand
+    # type(s) for +: ... and 'list'", reported as a shape mismatch.
+    values = [0.30, 0.31, 0.32, 0.33]
+    by_list = _net(dynamics=nd.ReducedWongWang(I_o=values))
+    assert isinstance(by_list.dynamics.I_o, np.ndarray)
+    np.testing.assert_array_equal(by_list.dynamics.I_o, values)
+    by_array = _net(dynamics=nd.ReducedWongWang(I_o=np.array(values)))
+    raw = {"r": nd.Raw()}
+    want = _sim(by_array, monitors=raw)["r"]
+    np.testing.assert_array_equal(_sim(by_list, monitors=raw)["r"], want)
+    by_tuple = _net(dynamics=nd.ReducedWongWang(I_o=tuple(values)))
+    np.testing.assert_array_equal(_sim(by_tuple, monitors=raw)["r"], want)
+    # Put in after construction, with eqx.tree_at: simulate converts it too.
+    edited = eqx.tree_at(lambda n: n.dynamics.I_o, by_array, values)
+    np.testing.assert_array_equal(_sim(edited, monitors=raw)["r"], want)
+    # Regions differ: the list is per region, not one value.
+    assert np.ptp(np.asarray(want)[-1, 0]) > 0
+    # A nested list: [states, nodes] noise amplitudes.
+    sigma = [[0.01, 0.02, 0.03, 0.04]]
+    key = jax.random.key(1)
+    np.testing.assert_array_equal(
+        _sim(_net(noise=nd.AdditiveNoise(sigma)), key=key, monitors=raw)["r"],
+        _sim(_net(noise=nd.AdditiveNoise(np.array(sigma))), key=key, monitors=raw)["r"],
+    )
+
+
+def test_ragged_list_parameter_is_named():
+    with pytest.raises(ValueError, match=r"ReducedWongWang\.I_o must be an array of real"):
+        _net(dynamics=nd.ReducedWongWang(I_o=[[0.3], [0.3, 0.31]]))
+    with pytest.raises(ValueError, match=r"AdditiveNoise\.sigma must be an array of real"):
+        _net(noise=nd.AdditiveNoise([[0.01], [0.01, 0.02]]))
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "lengths"])
+def test_negative_delays_are_named(kind):
+    w = np.ones((4, 4))
+    d = np.full((4, 4), 3.0)
+    d[1, 2], d[3, 0] = -2.0, -0.5
+    build = {
+        "dense": lambda d: nd.DelayGraph(w, d),
+        "sparse": lambda d: nd.SparseDelayGraph.from_dense(w, d),
+        "lengths": lambda d: nd.DelayGraph.from_lengths(w, d * 4.0, speed=4.0),
+    }[kind]
+    where = (r"\[target, source\] = \(1, 2\), \(3, 0\)" if kind == "sparse"
+             else r"at \(1, 2\), \(3, 0\)")
+    with pytest.raises(ValueError, match=r"Graph\.delays must be .*>= 0.*2 .*" + where):
+        build(d)
+    # All negative: the message was "max_delay must be non-negative, got -0.5".
+    with pytest.raises(ValueError, match=r"Graph\.delays must be .*>= 0.*16 "):
+        build(np.full((4, 4), -0.5))
+    # Given max_delay does not hide them either.
+    if kind == "dense":
+        with pytest.raises(ValueError, match=r"DelayGraph\.delays must be >= 0"):
+            nd.DelayGraph(w, d, max_delay=5.0)
+    nan = d.copy()
+    nan[1, 2], nan[3, 0] = np.nan, 3.0
+    with pytest.raises(ValueError, match=r"Graph\.delays must be (finite|.*>= 0).*\(1, 2\)"):
+        build(nan)
+
+
+def test_fc_loss_checks_the_key_before_drawing_realisations():
+    # With realisations > 1 the loss folds the key before simulate sees it: JAX's
+    # "invalid PRNG key data" came first.
+    data = jax.random.key_data(jax.random.key(0, impl="rbg"))
+    loss = nd.FcLoss(np.eye(4), nd.Heun(), nd.Raw(), duration=20.0, realisations=2)
+    with pytest.raises(ValueError, match=r"raw uint32 key .*got shape \(4,\)"):
+        loss(_net(noise=nd.AdditiveNoise(0.01)), data)

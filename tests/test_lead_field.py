@@ -111,6 +111,34 @@ def test_bad_gain_shapes_name_the_shapes():
         nd.LeadField(GAIN, PERIOD, reference="common")  # type: ignore[arg-type]
 
 
+def test_gain_and_coefficients_must_be_finite_and_real():
+    # A NaN gain would make every sensor NaN; a complex one was kept, its products complex.
+    for bad in (np.nan, np.inf, -np.inf):
+        gain = GAIN.copy()
+        gain[2, 1] = bad
+        with pytest.raises(ValueError, match=r"LeadField\.gain must be finite.*at \(2, 1\)"):
+            nd.LeadField(gain, PERIOD)
+    with pytest.raises(ValueError, match=r"LeadField\.gain must be real"):
+        nd.LeadField(GAIN * (1 + 1j), PERIOD)
+    with pytest.raises(ValueError, match=r"LeadField\.gain must be an array of real numbers"):
+        nd.LeadField(np.full((2, 3), "a"), PERIOD)
+    with pytest.raises(ValueError, match=r"LeadField\.coefficients must be finite.*at 1"):
+        nd.LeadField(GAIN, PERIOD, variables=("y1", "y2"), coefficients=jnp.array([1.0, np.nan]))
+    # (Complex coefficients are refused too, but under the tests' jaxtyping hook their
+    # Float annotation refuses them first.) A finite real gain is kept as it is.
+    lf = nd.LeadField(jnp.asarray(GAIN), PERIOD, variables=("y1", "y2"),
+                      coefficients=jnp.array([1.0, -1.0]))
+    np.testing.assert_array_equal(np.asarray(lf.gain), GAIN)
+
+
+def test_traced_gain_is_not_checked_at_construction():
+    # Inside jit the gain is a tracer: construction must not try to read its values.
+    def sensors(gain):
+        return nd.LeadField(gain, PERIOD).gain.sum()
+
+    assert float(jax.jit(sensors)(jnp.asarray(GAIN))) == pytest.approx(GAIN.sum())
+
+
 # -------------------------------------------------------------- read_projection_matrix
 
 

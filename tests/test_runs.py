@@ -1,8 +1,11 @@
 """Scores on empirical runs (group FC, noise ceiling, KS, ``score_runs``) against NumPy and
 SciPy, and the smooth level term of ``FcLoss`` against its formula."""
 
+import re
+
 import jax
 import jax.numpy as jnp
+import jaxtyping
 import numpy as np
 import pytest
 from scipy import stats
@@ -115,23 +118,93 @@ def test_huber_level_term():
     # uniform shift is 0 there (r does not change with a uniform shift).
     d = jax.grad(lambda s: loss.loss_of_fc(target + s * (1 - jnp.eye(6)))[0])(0.0)
     assert abs(float(d)) < 1e-12
-    with pytest.raises(ValueError, match="level_width must be a finite number > 0"):
+    with pytest.raises(ValueError, match="level_width must be a finite real number > 0"):
         nd.FcLoss(target, nd.Heun(), nd.Raw(period=1.0), duration=10.0, level_width=0.0)
 
 
+REAL = "must be a finite real number"
+WINDOW = r"fcd_window must be two whole numbers of samples \(window, step\) with window >= 2"
+
+
+@pytest.fixture
+def no_type_hook(monkeypatch):
+    """The library's own checks as a user meets them: the runtime type check of the
+    annotations that the test suite adds (jaxtyping + beartype) would stop a value of the
+    wrong type (a string, ``None``, a float for an int) before them."""
+    monkeypatch.setattr(jaxtyping.config, "jaxtyping_disable", True)
+
+
 @pytest.mark.parametrize("option, value, message", [
-    ("burn_in", float("nan"), "burn_in must be a finite number >= 0 ms, got nan"),
-    ("duration", float("nan"), "duration must be a finite number > 0 ms"),
-    ("duration", float("inf"), "duration must be a finite number > 0 ms"),
-    ("dt", 0.0, "dt must be a finite number > 0 ms"),
-    ("fcd_weight", float("nan"), "fcd_weight must be a finite number >= 0"),
-    ("fcd_weight", -1.0, "fcd_weight must be a finite number >= 0"),
+    ("burn_in", float("nan"), f"FcLoss burn_in {REAL} >= 0 ms, got nan"),
+    ("duration", float("nan"), f"FcLoss duration {REAL} > 0 ms"),
+    ("duration", float("inf"), f"FcLoss duration {REAL} > 0 ms"),
+    ("dt", 0.0, f"FcLoss dt {REAL} > 0 ms"),
+    ("fcd_weight", float("nan"), f"FcLoss fcd_weight {REAL} >= 0"),
+    ("fcd_weight", -1.0, f"FcLoss fcd_weight {REAL} >= 0"),
+    ("realisations", 0, "FcLoss realisations must be a whole number >= 1, got 0"),
+    # Checked even without an FCD target (were accepted, and unused until one was given).
+    ("fcd_window", (1, 1), WINDOW),
+    ("fcd_window", (40, 0), WINDOW),
+    # A complex array lost its imaginary part (NumPy's cast), a NaN was caught late.
+    ("fcd_target", np.array([0.1 + 1j, 0.2, 0.3]), "FcLoss fcd_target must be real"),
+    ("fcd_target", np.array([0.1, np.inf]), r"FcLoss fcd_target must be finite.*at 1"),
 ])
 def test_fc_loss_options_are_checked_where_given(option, value, message):
     # Each option is refused with a message that names it and the accepted range, not a
-    # raw conversion error. (Values of the wrong type, a string or a fractional FCD
-    # window, get the same kind of message; under the tests' jaxtyping hook the type check
-    # of the annotations stops them first.)
+    # raw conversion error.
     options = {"duration": 7200.0, option: value}
     with pytest.raises(ValueError, match=message):
         nd.FcLoss(np.eye(4), nd.Heun(), nd.Bold(period=720.0), **options)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("burn_in", "abc", f"FcLoss burn_in {REAL} >= 0 ms, got 'abc'"),
+    ("burn_in", None, f"FcLoss burn_in {REAL} >= 0 ms, got None"),
+    ("realisations", 1.5, "FcLoss realisations must be a whole number >= 1, got 1.5"),
+    ("realisations", True, "FcLoss realisations must be a whole number >= 1, got True"),
+    ("fcd_window", (5.7, 2), WINDOW + r".*got \(5.7, 2\)"),
+    ("fcd_window", (5, 2, 1), WINDOW + r".*got \(5, 2, 1\)"),
+    ("burn_in_gradient", "no", "FcLoss burn_in_gradient must be True or False, got 'no'"),
+    ("metric", 3, "FcLoss metric must be 'rmse', '1-r', '1-r\\+mean' or '1-r\\+huber', got 3"),
+    ("metric", np.array(["rmse", "1-r"]), "FcLoss metric must be 'rmse'"),
+    ("fcd_metric", None, "FcLoss fcd_metric must be 'w2' or 'ks', got None"),
+])
+def test_fc_loss_options_of_the_wrong_type(no_type_hook, option, value, message):
+    options = {"duration": 7200.0, option: value}
+    with pytest.raises(ValueError, match=message):
+        nd.FcLoss(np.eye(4), nd.Heun(), nd.Bold(period=720.0), **options)
+
+
+@pytest.mark.parametrize("target, message", [
+    (np.eye(4) * (1 + 1j), "FcLoss target must be real, got a complex array"),
+    (np.array([["a"] * 3] * 3), "FcLoss target must be an array of real numbers"),
+    (np.triu(np.full((4, 4), 0.5)), r"FcLoss target must be a symmetric FC matrix; "
+                                     r"entries \(\d, \d\) and \(\d, \d\) differ by 0.5"),
+    (np.ones((4, 3)), r"square FC matrix \[nodes, nodes\] with nodes >= 3, got shape \(4, 3\)"),
+    (np.where(np.eye(4) > 0, 1.0, np.inf), r"FcLoss target must be finite; it has 12 NaN"),
+])
+def test_fc_loss_target_is_a_finite_real_symmetric_matrix(target, message):
+    with pytest.raises(ValueError, match=message):
+        nd.FcLoss(target, nd.Heun(), nd.Bold(period=720.0), duration=7200.0)
+    # Rounding (a float32 FC, the order of a matmul) is not asymmetry.
+    f = np.corrcoef(np.random.default_rng(0).normal(size=(4, 50))).astype(np.float32)
+    f[0, 1] += 1e-5
+    nd.FcLoss(f, nd.Heun(), nd.Bold(period=720.0), duration=7200.0)
+
+
+@pytest.mark.parametrize("realisations", [10**8, 1e8, 10**12])
+def test_fc_loss_refuses_realisations_whose_samples_cannot_fit(no_type_hook, realisations):
+    # 100000 samples x 4 nodes x 8 bytes (float64) per run: 3.2 MB, so 1e8 runs need
+    # 320 TB, more than any device (they ended in XLA's RESOURCE_EXHAUSTED when called).
+    need = int(realisations) * 100_000 * 4 * 8
+    message = (rf"FcLoss realisations={int(realisations)} would hold "
+               rf"{re.escape(f'{need / 1e9:.3g}')} GB of monitored samples \({int(realisations)} "
+               r"runs x 100000 samples x 4 nodes x 8 bytes\), more than this device's "
+               r"[0-9.e+]+ GB of memory")
+    with pytest.raises(ValueError, match=message):
+        nd.FcLoss(np.eye(4), nd.Heun(), nd.Bold(period=720.0), duration=720.0 * 100_000,
+                  realisations=realisations)
+    # A count that fits is kept as an int.
+    loss = nd.FcLoss(np.eye(4), nd.Heun(), nd.Bold(period=720.0), duration=7200.0,
+                     realisations=4.0 if isinstance(realisations, float) else 4)
+    assert loss.realisations == 4 and type(loss.realisations) is int

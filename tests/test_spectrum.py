@@ -163,7 +163,9 @@ def test_monitor_shaped_input_and_defaults():
         ({"segment": 1}, "segment must be a Python int >= 2"),
         ({"segment": True}, "segment must be a Python int"),
         ({"segment": 100, "overlap": 100}, r"overlap \(100\) must be < segment"),
-        ({"period": 0.0}, "period must be a positive number of ms"),
+        ({"period": 0.0}, r"welch\(period\) must be a finite real number > 0 ms"),
+        ({"period": float("inf")}, r"welch\(period\) must be a finite real number > 0 ms"),
+        ({"period": True}, r"welch\(period\) must be a finite real number"),
     ],
 )
 def test_welch_errors(kwargs, match):
@@ -178,7 +180,104 @@ def test_feature_errors():
         nd.band_power(freqs, psd[:3])
     with pytest.raises(ValueError, match="low < high"):
         nd.band_power(freqs, psd, (3.0, 1.0))
-    with pytest.raises(ValueError, match="temperature must be > 0"):
+    with pytest.raises(ValueError, match=r"temperature\) must be a finite real number > 0"):
         nd.peak_frequency(freqs, psd, temperature=0.0)
     with pytest.raises(Exception, match="no frequency bin in band"):
         nd.peak_frequency(freqs, psd, band=(10.0, 20.0))
+
+
+def test_welch_refuses_a_complex_signal():
+    x = np.exp(2j * np.pi * 0.01 * np.arange(300))  # its real part alone has a peak too
+    with pytest.raises(ValueError, match=r"welch\(x\) must be real"):
+        nd.welch(x, PERIOD)
+
+
+def _two_channels(bad):
+    """Bins at 0, 2, ..., 10 Hz; channel 0 peaks at 6 Hz but has ``bad`` at 4 Hz,
+    channel 1 is finite and peaks at 2 Hz."""
+    freqs = jnp.arange(6.0) * 2.0
+    psd = np.array([[1.0, 1.0], [2.0, 9.0], [bad, 2.0], [5.0, 1.0], [1.0, 0.5], [0.0, 0.1]])
+    return freqs, jnp.asarray(psd)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("temperature", [None, 0.1])
+def test_peak_frequency_of_a_non_finite_spectrum_is_nan(bad, temperature):
+    freqs, psd = _two_channels(bad)
+    peak = np.asarray(nd.peak_frequency(freqs, psd, temperature=temperature))
+    assert np.isnan(peak[0])  # not 4 Hz (the NaN bin) nor 6 Hz (the NaN bin ignored)
+    assert peak[1] == pytest.approx(2.0, abs=1e-3)
+    # A bad bin outside the band does not matter: the peak in (5, 10) Hz is at 6 Hz.
+    inside = np.asarray(nd.peak_frequency(freqs, psd, (5.0, 10.0), temperature))
+    np.testing.assert_allclose(inside, [6.0, 6.0], atol=0.05)
+
+
+def test_peak_frequency_gradient_stays_finite_for_the_finite_channel():
+    freqs, psd = _two_channels(np.nan)
+    g = jax.grad(lambda p: nd.peak_frequency(freqs, p, temperature=0.5)[1])(psd)
+    assert np.all(np.isfinite(np.asarray(g))) and np.any(np.asarray(g)[:, 1] != 0.0)
+
+
+def test_band_power_propagates_a_non_finite_bin():
+    freqs, psd = _two_channels(np.nan)
+    got = np.asarray(nd.band_power(freqs, psd, (2.0, 6.0)))
+    assert np.isnan(got[0]) and got[1] == pytest.approx((9.0 + 2.0 + 1.0) * 2.0)
+
+
+@pytest.mark.parametrize("feature", [nd.band_power, nd.peak_frequency])
+@pytest.mark.parametrize(
+    "band, match",
+    [
+        # fs = 1000 Hz, 400 samples per segment: bins every 2.5 Hz up to 500 Hz (Nyquist).
+        ((600.0, 700.0), r"\(600, 700\) Hz: no frequency bin in band; it lies above the "
+                         r"highest frequency, 500 Hz \(the Nyquist"),
+        ((10.5, 12.0), r"\(10.5, 12\) Hz: no frequency bin in band; it lies between the "
+                       r"bins at 10 and 12.5 Hz \(resolution 2.5 Hz\)"),
+    ],
+)
+def test_a_band_without_a_bin_is_an_error_not_zero(feature, band, match):
+    freqs, psd = nd.welch(_signal(n=1200), PERIOD, segment=400)
+    with pytest.raises(ValueError, match=match):
+        feature(freqs, psd, band)
+    # Under jit the frequencies are traced: a runtime error, still naming the band.
+    with pytest.raises(Exception, match="no frequency bin in band"):
+        jax.jit(lambda f, p: feature(f, p, band))(freqs, psd)
+
+
+@pytest.mark.parametrize("feature", [nd.band_power, nd.peak_frequency])
+@pytest.mark.parametrize(
+    "band, match",
+    [
+        ((float("nan"), 5.0), r"\(band\) low must be a finite real number >= 0 Hz, got nan"),
+        ((2.0, float("nan")), r"\(band\) high must be a finite real number >= 0 Hz"),
+        ((2.0, float("inf")), r"\(band\) high must be a finite real number >= 0 Hz"),
+        ((-4.0, 3.0), r"\(band\) low must be a finite real number >= 0 Hz, got -4.0"),
+        ((-4.0, -1.0), r"\(band\) low must be a finite real number >= 0 Hz"),
+        ((3.0, 3.0), r"\(band\) must have low < high, got \(3, 3\) Hz"),
+    ],
+)
+def test_band_edges_are_checked(feature, band, match):
+    freqs, psd = jnp.arange(6.0) * 2.0, jnp.ones((6, 2))
+    with pytest.raises(ValueError, match=match):
+        feature(freqs, psd, band)
+
+
+@pytest.mark.parametrize(
+    "freqs, match",
+    [
+        (np.array([0.0, 2.0, np.nan, 6.0]), r"\(freqs\) must be finite"),
+        (np.array([6.0, 4.0, 2.0, 0.0]), r"\(freqs\) must be increasing"),
+        (np.array([0.0, 1.0, 2.0, 6.0]), r"band_power\(freqs\) must be evenly spaced"),
+    ],
+)
+def test_frequency_grid_is_checked(freqs, match):
+    with pytest.raises(ValueError, match=match):
+        nd.band_power(freqs, jnp.ones((4, 2)), (1.0, 5.0))
+
+
+@pytest.mark.parametrize("temperature", [float("inf"), float("nan"), -1.0])
+def test_temperature_must_be_finite_and_positive(temperature):
+    freqs, psd = _two_channels(1.0)
+    with pytest.raises(ValueError, match=r"peak_frequency\(temperature\) must be a finite "
+                                         r"real number > 0"):
+        nd.peak_frequency(freqs, psd, temperature=temperature)

@@ -6,11 +6,14 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .. import datasets
 from .._observation.runs import runs_fc
+from .._validate import real_array
+from ..datasets._files import read_npy
 
 # The TR simulated when neither --tr nor the data give one (the HCP's).
 DEFAULT_TR = 720.0
@@ -35,9 +38,10 @@ def _read(flag: str, path: str, read: Callable, *others: str):
 
 
 def read_matrix(path: str) -> np.ndarray:
-    """A matrix from ``.npy`` (no pickles) or a text/csv file."""
+    """A real matrix from ``.npy`` (no pickles; its header checked against the file's size
+    before anything is allocated) or a text/csv file."""
     if path.endswith(".npy"):
-        return np.load(path, allow_pickle=False)
+        return real_array(path, read_npy(Path(path)))
     return datasets.read_csv_matrix(path)
 
 

@@ -1,7 +1,6 @@
 """``netdyn fit``: a scan of G for the start, the gradient fit, the held-out check and the
 scores on the test runs."""
 
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._fit import interrupt
 from .._fit.check_gradient import check_gradient
 from .._fit.errors import FitDivergedError
 from .._fit.fc_loss import FcLoss
@@ -45,7 +45,16 @@ from ._report import (
     write_history,
     write_results,
 )
-from ._run_folder import SCAN, checkpoint_steps, prepare, rerun_command, resume_command
+from ._run_folder import (
+    SCAN,
+    checkpoint_steps,
+    prepare,
+    read_scan,
+    record_resume,
+    rerun_command,
+    resume_command,
+    resumes,
+)
 
 # The held-out noise: a stream of the seed's key that the fit's realisations
 # (fold_in(key, b) for b < --realisations) never use.
@@ -107,9 +116,13 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
               f"for the mean FC of the data ({level:.3f}), then its peak and "
               f"{args.bisect} bisections ...", flush=True)
 
+    def point(g: float):
+        interrupt.check()  # Ctrl-C stops the scan between two simulations
+        return _scan_point(one, eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(
+            g * unit, float_dtype())), key)
+
     def evaluate(values: np.ndarray) -> dict[str, np.ndarray]:
-        out = [_scan_point(one, eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(
-            g * unit, float_dtype())), key) for g in values]
+        out = [point(g) for g in values]
         return {"mean_fc": np.array([float(m) for _, m in out]),
                 "loss": np.array([float(loss) for loss, _ in out])}
 
@@ -160,7 +173,7 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
     if not (args.grid > 0 and args.G is None and "G" in fitted):
         return None
     if args.resume and (out / SCAN).is_file():
-        return json.loads((out / SCAN).read_text(encoding="utf-8"))
+        return read_scan(out)
     scan = _scan(args, net, loss_fn, np.asarray(loss_fn.target), key)
     write_json(out / SCAN, scan)
     return scan
@@ -179,11 +192,15 @@ def fit_command(args, argv: Sequence[str]) -> int:
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
         done, total = checkpoint_steps(out)
+        record_resume(args, out, done)
         print(f"netdyn fit: resuming the fit in {out}: {done} of {total} steps done"
               + (f", continuing at step {done + 1}." if done < total else
                  "; evaluating its result again."), flush=True)
     try:
         return _run(args, out, data, net, loss_fn, heldout_fn, maps)
+    except OSError as e:
+        # A full disk: name the file, and say what the checkpoint still holds.
+        raise ValueError(_unwritten(e, out, argv)) from None
     except KeyboardInterrupt:
         saved = checkpoint_steps(out)
         if saved is None or saved[0] == 0:
@@ -196,7 +213,20 @@ def fit_command(args, argv: Sequence[str]) -> int:
         return 130
 
 
+def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
+    """A file error during the fit (a full disk) in words, with what can be resumed."""
+    text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
+    saved = checkpoint_steps(out)
+    if saved is None or saved[0] == 0:
+        return f"{text}; no step is saved: start again with: {rerun_command(argv)}"
+    return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / 'checkpoint.eqx'}: "
+            f"once it can be written, continue with: {resume_command(argv)}")
+
+
 def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
+    """The scan, the fit, the held-out check and the results; Ctrl-C is acted on between
+    these (and between the scan's simulations and the fit's steps: ``interrupt``)."""
+    interrupt.check()
     key = jax.random.key(args.seed)
     if not args.quiet:
         print(
@@ -209,6 +239,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
         )
     start = time.perf_counter()  # the scan and the fit
     scan = _start(args, out, net, loss_fn, key)
+    interrupt.check()
     if scan is not None and scan["start"] is None:
         print(no_crossing_message(scan, out), file=sys.stderr)
         return 3
@@ -218,6 +249,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
     where, bounds, net = selection(args, net, maps)
     check = None if args.no_gradient_check or args.resume else _gradient_check(
         args, loss_fn, net, where, key)
+    interrupt.check()
     try:
         fitted, history = fit(
             net, loss_fn, optimiser(args.lr, args.steps, args.redraw, step_scales(where, net)),
@@ -233,15 +265,18 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
     elapsed = time.perf_counter() - start
 
     train, simulated, _ = _evaluate(loss_fn, fitted, key)
+    interrupt.check()
     if not args.quiet:
         print(f"netdyn fit: held-out check, {args.heldout_realisations} x "
               f"{args.heldout_duration / 1000:g} s with new noise ...", flush=True)
     heldout, simulated_heldout, signals = _evaluate(heldout_fn, fitted,
                                                     jax.random.fold_in(key, HELDOUT_STREAM))
+    interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)
     result = report(args, history, where(fitted), (train, heldout), scan, data.target, elapsed)
     result["runs"] = _run_scores(args, data, signals)
     result["gradient_check"] = check
+    result["resumed"] = resumes(out)
     if maps is not None:
         result["maps"] = {"names": list(maps.names), "parameters": list(where.mapped)}
     result["cautions"] = cautions(result)

@@ -6,6 +6,7 @@ summary, ``params.json`` and ``history.csv`` sees one numbering and the units of
 and ``--sigma``.
 """
 
+import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -16,7 +17,10 @@ from .._fit.history import FitHistory
 from ._atomic import write_figure, write_json, write_matrix
 from ._model import MODELS, factor
 from ._plot import figure
-from ._run_folder import settings
+from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
+
+# What write_results writes: the results of a finished fit.
+RESULT_FILES = tuple(name for name in RESULTS if name not in (CHECKPOINT, SCAN))
 
 
 def value(x):
@@ -67,26 +71,50 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     }
 
 
+@contextlib.contextmanager
+def _whole(out: Path, names):
+    """Files ``names`` of ``out`` written whole or not at all: if the block fails (a full
+    disk), those of them already written are removed, so that no folder holds part of a
+    result beside the checkpoint (from which ``--resume`` writes them again)."""
+    try:
+        yield
+    except BaseException:
+        for name in names:
+            (out / name).unlink(missing_ok=True)
+        raise
+
+
 def write_history(out: Path, history: FitHistory) -> None:
     """``history.csv`` and ``history.json`` (``FitHistory`` writes both atomically, with
-    the same helper as ``_atomic``)."""
-    history.to_csv(out / "history.csv")
-    history.to_json(out / "history.json")
+    the same helper as ``_atomic``), both or neither."""
+    with _whole(out, ("history.csv", "history.json")):
+        history.to_csv(out / "history.csv")
+        history.to_json(out / "history.json")
 
 
 def write_results(args, out: Path, result: dict, history: FitHistory, empirical, simulated,
                   simulated_heldout, title: str) -> bool:
     """Write every result file (each atomically); whether the figure was written.
     ``empirical``: ``(target, test)``, the FC fitted and that of the test runs (or
-    ``None``)."""
-    write_json(out / "params.json", result)
-    write_history(out, history)
-    write_matrix(out / "fc_simulated.csv", simulated)
-    write_matrix(out / "fc_heldout.csv", simulated_heldout)
+    ``None``). All of them or none: on a failure (a full disk) the result files are
+    removed, ``params.json`` (written last) included, and the checkpoint stays."""
+    with _whole(out, RESULT_FILES):
+        write_history(out, history)
+        write_matrix(out / "fc_simulated.csv", simulated)
+        write_matrix(out / "fc_heldout.csv", simulated_heldout)
+        plotted = _write_figure(args, out, result, history, empirical, (simulated,
+                                simulated_heldout), title)
+        write_json(out / "params.json", result)
+    return plotted
+
+
+def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
+                  simulated: tuple, title: str) -> bool:
+    """``fit.png`` unless ``--no-plot`` or without matplotlib; whether it was written."""
     if args.no_plot:
         return False
-    fig = figure(history, empirical, simulated, simulated_heldout, title,
-                 scan=result["grid"], runs=result.get("runs"))
+    fig = figure(history, empirical, *simulated, title, scan=result["grid"],
+                 runs=result.get("runs"))
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")

@@ -1,17 +1,19 @@
 """The results folder of ``netdyn fit`` (``--out``): checked before any simulation.
 
 A folder holds one fit. Its ``settings.json`` records the options of that fit when it
-starts, so that ``--resume`` continues only the same fit; results of an earlier fit are
-never replaced without ``--overwrite``.
+starts, so that ``--resume`` continues only the same fit, and each resume (the step it
+continued from, the options it changed); results of an earlier fit are never replaced
+without ``--overwrite``.
 """
 
 import json
+import math
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
 from .._fit.atomic import check_writable
-from .._fit.checkpoint import load_checkpoint
+from .._fit.resume import saved_steps
 from ._atomic import write_json
 
 CHECKPOINT = "checkpoint.eqx"
@@ -20,8 +22,11 @@ SCAN = "scan.json"
 # What a fit leaves in its folder: what --overwrite replaces.
 RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
            "fc_heldout.csv", "fit.png", CHECKPOINT, SCAN)
-# Options that do not change the optimisation: they may differ on --resume (--remat
-# changes memory and time, not the values: checkpointed gradients are exact).
+# Options that do not change the optimisation: they may differ on --resume. --remat
+# changes memory and time; in exact arithmetic not the values, in floating point their last
+# digits (XLA compiles the recomputation differently: ~1e-16 relative in the steps after
+# the resume; the steps before it are kept as recorded). settings.json records each resume
+# with the options it changed (record_resume).
 FREE = frozenset({"out", "resume", "overwrite", "checkpoint_every", "no_plot", "quiet",
                   "heldout_duration", "heldout_realisations", "remat", "test_runs",
                   "no_gradient_check"})
@@ -76,31 +81,108 @@ def _check_resumable(args, out: Path) -> None:
             f"--resume: there is no checkpoint in {out} ({out / CHECKPOINT} does not exist); "
             "run without --resume to start a new fit there."
         )
-    path = out / SETTINGS
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))["settings"]
-    except FileNotFoundError:
-        raise ValueError(f"--resume: {path} is missing, so the settings of the fit in {out} "
-                         "are unknown; start it afresh with --overwrite.") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"--resume: {path} cannot be read ({e}).") from None
+    saved = _saved_settings(out)["settings"]
     for name, value in settings(args).items():
         if name not in FREE and saved.get(name) != value:
             raise ValueError(
                 f"--resume: {_flag(name)} is {value!r} here but {saved.get(name)!r} in the "
-                f"fit in {out} ({path}); resume with the same settings, or start a new fit "
-                "(--overwrite, or another --out) to change them."
+                f"fit in {out} ({out / SETTINGS}); resume with the same settings, or start "
+                "a new fit (--overwrite, or another --out) to change them."
             )
+
+
+def _saved_settings(out: Path) -> dict:
+    """The content of ``out/settings.json``: ``{"settings": {option: value}, "resumed":
+    [...]}`` (``ValueError`` naming the file if it is missing or malformed)."""
+    path = out / SETTINGS
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"--resume: {path} is missing, so the settings of the fit in {out} "
+                         "are unknown; start it afresh with --overwrite.") from None
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--resume: {path} cannot be read ({e}).") from None
+    if not (isinstance(saved, dict) and isinstance(saved.get("settings"), dict)
+            and isinstance(saved.get("resumed", []), list)):
+        raise ValueError(f"--resume: {path} cannot be read (it must be a JSON object with "
+                         "the object 'settings' and the list 'resumed').")
+    return saved
+
+
+def record_resume(args, out: Path, step: int) -> list[dict]:
+    """Add this resume to ``out/settings.json``: the step it continues from and the options
+    that differ from the fit's saved ones (those of ``FREE``, such as ``--remat``: the steps
+    after ``step`` were computed with them). Returns every resume recorded so far."""
+    saved = _saved_settings(out)
+    changed = {name: value for name, value in settings(args).items()
+               if name not in ("resume", "overwrite") and saved["settings"].get(name) != value}
+    saved["resumed"] = [*saved.get("resumed", []), {"at_step": step, "changed": changed}]
+    write_json(out / SETTINGS, saved)
+    return saved["resumed"]
+
+
+def resumes(out: Path) -> list[dict]:
+    """The resumes recorded in ``out/settings.json`` (``record_resume``), oldest first."""
+    return _saved_settings(out).get("resumed", [])
+
+
+def _number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _scan_rules(scan: dict) -> dict:
+    """``{field: (whether scan.json's field is valid, what a valid one is)}``."""
+    grid = scan.get("grid")
+    grid = grid if isinstance(grid, dict) else {}
+    g = grid.get("G")
+    size = len(g) if isinstance(g, list) else -1
+    bracket = scan.get("bracket")
+
+    def values(v, ok) -> bool:
+        return isinstance(v, list) and len(v) == size and all(map(ok, v))
+
+    return {
+        "start": (scan.get("start") is None or _number(scan.get("start")), "null or a number"),
+        "bracket": (bracket is None or (isinstance(bracket, list) and len(bracket) == 2
+                                        and all(map(_number, bracket))),
+                    "null or two numbers"),
+        "target_mean_fc": (_number(scan.get("target_mean_fc")), "a number"),
+        "grid.G": (values(g, _number), "a list of numbers"),
+        "grid.loss": (values(grid.get("loss"), lambda v: v is None or _number(v)),
+                      "a list of numbers (or null), one per G"),
+        "grid.mean_fc": (values(grid.get("mean_fc"), lambda v: v is None or _number(v)),
+                         "a list of numbers (or null), one per G"),
+        "grid.stage": (values(grid.get("stage"), lambda v: isinstance(v, str)),
+                       "a list of text, one per G"),
+    }
+
+
+def read_scan(out: Path) -> dict:
+    """``out/scan.json``, written by the scan of G of the fit resumed, every field checked
+    (``ValueError`` naming the file and the field); null losses and mean FCs (NaN when
+    written) as NaN."""
+    path = out / SCAN
+    try:
+        scan = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"--resume: {path} cannot be read ({e}).") from None
+    if not isinstance(scan, dict):
+        raise ValueError(f"--resume: {path} cannot be read (it is not a JSON object).")
+    for field, (ok, what) in _scan_rules(scan).items():
+        if not ok:
+            raise ValueError(f"--resume: {path}: {field} must be {what}.")
+    for k in ("loss", "mean_fc"):
+        scan["grid"][k] = [math.nan if v is None else v for v in scan["grid"][k]]
+    return scan
 
 
 def checkpoint_steps(out: Path) -> tuple[int, int] | None:
     """``(steps done, steps in all)`` of the checkpoint in ``out`` (validated: a corrupt
-    file is a ``ValueError``), ``None`` if there is none."""
+    or hand-edited file is a ``ValueError`` naming it), ``None`` if there is none."""
     path = out / CHECKPOINT
     if not path.is_file():
         return None
-    meta, _ = load_checkpoint(path)
-    return int(meta["step"]), int(meta["steps"])
+    return saved_steps(path)
 
 
 def _command(argv: Sequence[str], flag: str) -> str:

@@ -69,7 +69,8 @@ def check_writable(path: str | os.PathLike, what: str) -> None:
 
 def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
     """Call ``write(f)`` on a temporary binary file next to ``path``, flush it to disk, then
-    move it over ``path`` with ``os.replace``; the temporary file never outlives a failure."""
+    move it over ``path`` with ``os.replace``; the temporary file never outlives a failure.
+    An ``OSError`` (a full disk: ``ENOSPC``) names ``path``, not the temporary file."""
     path = Path(path)
     remove_stale_temps(path)
     tmp = temp_path(path)
@@ -79,6 +80,10 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        # A failed write() or fsync() names no file: say which one could not be written.
+        raise OSError(e.errno, e.strerror or str(e), os.fspath(path)) from e
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

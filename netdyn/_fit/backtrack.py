@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .._validate import number
+
 
 class BacktrackState(NamedTuple):
     """The state of ``backtrack``.
@@ -57,9 +59,17 @@ def backtrack(optimizer: optax.GradientTransformation,
 
     **Arguments**: ``optimizer``, any ``optax.GradientTransformation``; ``shrink``, the
     factor in $(0, 1)$ applied to the step scale at each rejection.
+
+    **Raises**: ``ValueError`` naming the argument for an ``optimizer`` that is not an
+    ``optax.GradientTransformation`` (e.g. ``optax.adam`` uncalled) or a ``shrink`` that is
+    not a real number in $(0, 1)$; from ``update``, for a missing ``params`` or ``value``,
+    or a ``value`` that is not a scalar.
     """
-    if not 0.0 < shrink < 1.0:
-        raise ValueError(f"backtrack: shrink must lie in (0, 1), got {shrink}.")
+    if not isinstance(optimizer, optax.GradientTransformation):
+        raise ValueError("backtrack(optimizer) must be an optax.GradientTransformation "
+                         f"(e.g. optax.adam(0.05)), got {optimizer!r}.")
+    shrink = number("backtrack(shrink)", shrink, low=0.0, high=1.0, low_open=True,
+                    high_open=True)
     inner = optax.with_extra_args_support(optimizer)
 
     def init(params):
@@ -82,6 +92,9 @@ def backtrack(optimizer: optax.GradientTransformation,
         if value is None:
             raise ValueError("backtrack needs the loss at the parameters: update(grads, "
                              "state, params, value=loss) (netdyn.fit passes it).")
+        if jnp.shape(value) != ():
+            raise ValueError("backtrack: value must be the scalar loss at the parameters, "
+                             f"got shape {jnp.shape(value)}.")
         value = jnp.asarray(value, state.best_value.dtype)
         # A NaN loss is never an improvement: its step is taken back too.
         accept = value <= state.best_value

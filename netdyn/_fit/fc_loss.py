@@ -12,6 +12,7 @@ import optax
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Key
+from .._device_memory import total_bytes
 from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._observation._stats import upper_triangle
@@ -21,35 +22,72 @@ from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
 from .._observation.summary import fc_summary
 from .._parameterisation._base import resolve_parameters
+from .._simulate._arguments import check_key
 from .._simulate.simulate import simulate
 from .._solver._base import AbstractSolver
+from .._validate import finite_array, flag, number, one_of, real_array
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
 
 
-def _number(name: str, value, *, low: float, inclusive: bool, unit: str = "") -> float:
-    """``value`` as a finite float ``>= low`` (``> low`` unless ``inclusive``), or a
-    ``ValueError`` that names the option and the accepted range."""
-    bound = f"{'>=' if inclusive else '>'} {low:g}{unit}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"FcLoss {name} must be a finite number {bound}, got {value!r}.")
-    x = float(value)
-    if not (math.isfinite(x) and (x >= low if inclusive else x > low)):
-        raise ValueError(f"FcLoss {name} must be a finite number {bound}, got {x}.")
-    return x
+def _target(target) -> np.ndarray:
+    """The empirical FC as a finite, real, symmetric ``[nodes, nodes]`` array (nodes >= 3)."""
+    t = real_array("FcLoss target", target)
+    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
+        raise ValueError(
+            f"FcLoss target must be a square FC matrix [nodes, nodes] with nodes >= 3, "
+            f"got shape {t.shape}."
+        )
+    t = finite_array("FcLoss target", t).astype(float)
+    gap = np.abs(t - t.T)
+    # An FC is symmetric: allow rounding (float32, a GPU matmul's order), not another matrix.
+    if gap.max() > 1e-4 * max(1.0, float(np.abs(t).max())):
+        i, j = np.unravel_index(np.argmax(gap), gap.shape)
+        raise ValueError(
+            f"FcLoss target must be a symmetric FC matrix; entries ({i}, {j}) and ({j}, {i}) "
+            f"differ by {gap[i, j]:.3g} (a matrix with only its upper triangle filled: "
+            "np.triu(f) + np.triu(f, 1).T)."
+        )
+    return t
 
 
 def _window(fcd_window) -> tuple[int, int]:
-    """``(window, step)`` as two whole numbers (a fraction is refused, not truncated)."""
+    """``(window, step)`` as two whole numbers, window >= 2 and step >= 1 (a fraction is
+    refused, not truncated)."""
     try:
         window, step = fcd_window
-        if any(isinstance(v, bool) or int(v) != v for v in (window, step)):
-            raise ValueError
+        window = number("FcLoss fcd_window", window, low=2.0, integer=True)
+        step = number("FcLoss fcd_window", step, low=1.0, integer=True)
     except (TypeError, ValueError):
         raise ValueError("FcLoss fcd_window must be two whole numbers of samples (window, "
-                         f"step), got {fcd_window!r}.") from None
-    return int(window), int(step)
+                         f"step) with window >= 2 and step >= 1, got {fcd_window!r}.") from None
+    return window, step
+
+
+def _fcd_target(fcd_target) -> Float[Array, " values"] | None:
+    """The FCD values of the data as a finite 1-D array of at least 2 values."""
+    if fcd_target is None:
+        return None
+    v = finite_array("FcLoss fcd_target", fcd_target).astype(float).reshape(-1)
+    if v.size < 2:
+        raise ValueError("FcLoss fcd_target must hold >= 2 finite FCD values "
+                         f"(e.g. nd.fcd_values(nd.fcd(bold, window, step))), got {v.size}.")
+    return jnp.asarray(v)
+
+
+def _check_memory(realisations: int, samples: int, nodes: int, itemsize: int) -> None:
+    """Refuse a ``realisations`` count whose measured samples alone (``[realisations,
+    samples, nodes]``, all held at once) cannot fit in the device's memory."""
+    need = realisations * samples * nodes * itemsize
+    limit = total_bytes(jax.devices()[0])
+    if limit is not None and need > limit:
+        raise ValueError(
+            f"FcLoss realisations={realisations} would hold {need / 1e9:.3g} GB of monitored "
+            f"samples ({realisations} runs x {samples} samples x {nodes} nodes x "
+            f"{itemsize} bytes), more than this device's {limit / 1e9:.3g} GB of memory: "
+            "use fewer realisations or a shorter duration."
+        )
 
 
 def _frozen(tree):
@@ -110,7 +148,7 @@ class FcLoss(eqx.Module):
 
     **Arguments**:
 
-    - ``target``: the empirical FC ``[nodes, nodes]`` (square, finite).
+    - ``target``: the empirical FC ``[nodes, nodes]`` (square, real, finite, symmetric).
     - ``solver``: an ``AbstractSolver`` (its ``remat`` sets the gradient's memory).
     - ``monitor``: an ``AbstractMonitor`` emitting one variable, e.g. ``nd.Bold(period=720.0,
       variables="S")``. Its ``warmup`` applies to the burn-in's samples only (which are
@@ -122,8 +160,10 @@ class FcLoss(eqx.Module):
       correlation: about the spread of the mean FC between halves of a session's runs).
     - ``burn_in``: ms simulated before the measured run, rounded up to whole monitor
       periods (``0``: none; the monitor's ``warmup`` then drops initial samples).
-    - ``realisations``: number of independent noise realisations (``>= 1``). With 1 the
-      run uses ``key`` itself; with more, realisation ``b`` uses ``fold_in(key, b)``.
+    - ``realisations``: number of independent noise realisations (a whole number ``>= 1``;
+      their measured samples are held at once, so they must fit in the device's memory).
+      With 1 the run uses ``key`` itself; with more, realisation ``b`` uses
+      ``fold_in(key, b)``.
     - ``burn_in_gradient``: differentiate through the burn-in (see above; default
       ``True``; ``False``: forward only, no tape, an approximate gradient).
     - ``fcd_target``: optional FCD values of the data (e.g. ``nd.fcd_values(nd.fcd(bold,
@@ -135,11 +175,15 @@ class FcLoss(eqx.Module):
       ``fcd_metric="ks"`` the term is ``nd.fcd_ks`` instead (the smoothed
       Kolmogorov-Smirnov distance usually reported for FCD fits).
 
-    **Raises**: ``ValueError`` for a target that is not a finite square matrix, an unknown
-    metric, a ``duration``, ``dt`` or ``level_width`` that is not a finite number > 0, a
-    ``burn_in`` or ``fcd_weight`` that is not a finite number >= 0, an ``fcd_window`` that
-    is not two whole numbers, or ``realisations < 1`` (at construction), or a target whose
-    size differs from the network's number of nodes (when called).
+    **Raises**: ``ValueError``, naming the option and what it accepts, at construction for
+    a target that is not a finite, real, symmetric square matrix, an unknown ``metric`` or
+    ``fcd_metric``, a ``duration``, ``dt`` or ``level_width`` that is not a finite number
+    > 0, a ``burn_in`` or ``fcd_weight`` that is not a finite number >= 0, a
+    ``burn_in_gradient`` that is not a bool, an ``fcd_window`` that is not two whole
+    numbers (window >= 2, step >= 1), an ``fcd_target`` that is not >= 2 finite values,
+    ``realisations`` that is not a whole number >= 1 or whose measured samples
+    (``realisations x samples x nodes``) would not fit in the device's memory; when
+    called, for a target whose size differs from the network's number of nodes.
     """
 
     target: Float[Array, "nodes nodes"]
@@ -175,52 +219,31 @@ class FcLoss(eqx.Module):
         level_width: float = 0.05,
         fcd_metric: str = "w2",
     ):
-        t = np.asarray(target)
-        if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
-            raise ValueError(
-                f"FcLoss target must be a square FC matrix [nodes, nodes] with nodes >= 3, "
-                f"got shape {t.shape}."
-            )
-        if not np.issubdtype(t.dtype, np.number) or not np.all(np.isfinite(t)):
-            raise ValueError("FcLoss target must contain finite numbers only.")
+        t = _target(target)
         if not isinstance(solver, AbstractSolver):
             raise ValueError(f"FcLoss solver must be an AbstractSolver, got {solver!r}.")
         if not isinstance(monitor, AbstractMonitor):
             raise ValueError(f"FcLoss monitor must be an AbstractMonitor, got {monitor!r}.")
-        if metric not in METRICS:
-            raise ValueError(f"FcLoss metric must be one of {METRICS}, got {metric!r}.")
-        burn_in = _number("burn_in", burn_in, low=0.0, inclusive=True, unit=" ms")
-        if isinstance(realisations, bool) or int(realisations) != realisations or (
-            realisations < 1
-        ):
-            raise ValueError(f"FcLoss realisations must be an int >= 1, got {realisations!r}.")
         self.target = jnp.asarray(t, dtype=float)
         self.solver = solver
         self.monitor = monitor
-        self.duration = _number("duration", duration, low=0.0, inclusive=False, unit=" ms")
-        self.dt = _number("dt", dt, low=0.0, inclusive=False, unit=" ms")
-        self.metric = metric
-        self.level_width = _number("level_width", level_width, low=0.0, inclusive=False)
-        self.burn_in = burn_in
-        self.realisations = int(realisations)
-        self.burn_in_gradient = bool(burn_in_gradient)
-        if fcd_target is not None:
-            v = np.asarray(fcd_target, dtype=float).reshape(-1)
-            if v.size < 2 or not np.all(np.isfinite(v)):
-                raise ValueError("FcLoss fcd_target must hold >= 2 finite FCD values "
-                                 "(e.g. nd.fcd_values(nd.fcd(bold, window, step))).")
-            fcd_target = jnp.asarray(v)
+        self.duration = number("FcLoss duration", duration, low=0.0, low_open=True, unit=" ms")
+        self.dt = number("FcLoss dt", dt, low=0.0, low_open=True, unit=" ms")
+        self.metric = one_of("FcLoss metric", metric, METRICS)
+        self.level_width = number("FcLoss level_width", level_width, low=0.0, low_open=True)
+        self.burn_in = number("FcLoss burn_in", burn_in, low=0.0, unit=" ms")
+        self.realisations = number("FcLoss realisations", realisations, low=1.0, integer=True)
+        self.burn_in_gradient = flag("FcLoss burn_in_gradient", burn_in_gradient)
+        self.fcd_target = _fcd_target(fcd_target)
         window, step = _window(fcd_window)
         samples = round(self.duration / (monitor.period or self.dt))
-        if fcd_target is not None and not (2 <= window <= samples and step >= 1):
+        if self.fcd_target is not None and window > samples:
             raise ValueError(f"FcLoss fcd_window (window, step) = {fcd_window} must have "
                              f"2 <= window <= {samples} samples per run and step >= 1.")
-        self.fcd_target = fcd_target
         self.fcd_window = (window, step)
-        self.fcd_weight = _number("fcd_weight", fcd_weight, low=0.0, inclusive=True)
-        if fcd_metric not in ("w2", "ks"):
-            raise ValueError(f"FcLoss fcd_metric must be 'w2' or 'ks', got {fcd_metric!r}.")
-        self.fcd_metric = fcd_metric
+        self.fcd_weight = number("FcLoss fcd_weight", fcd_weight, low=0.0)
+        self.fcd_metric = one_of("FcLoss fcd_metric", fcd_metric, ("w2", "ks"))
+        _check_memory(self.realisations, samples, t.shape[0], self.target.dtype.itemsize)
 
     def replace(self, **changes) -> "FcLoss":
         """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
@@ -265,6 +288,7 @@ class FcLoss(eqx.Module):
         # Once here rather than in every simulate: the burn-in and the run share it.
         network = resolve_parameters(network)
         self._check(network)
+        check_key(key)  # before fold_in, whose error about key data would come first
         if key is None or self.realisations == 1:
             return self.signal(network, key)[None]
         keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))

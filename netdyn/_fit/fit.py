@@ -86,12 +86,17 @@ def fit(
       the trained leaves' unconstrained values, the optimiser state, the step counter
       and the history, with the parameter names, shapes, transforms and key, under a
       SHA-256 checksum that is verified on resume. (A process killed by a signal keeps
-      the last periodic checkpoint. With several processes, process 0 writes it.)
+      the last periodic checkpoint. With several processes, process 0 writes it.) In the
+      main thread, Ctrl-C (SIGINT) is held back while the fit runs: the step in progress
+      completes, is saved, and ``KeyboardInterrupt`` is raised after it; more Ctrl-C
+      within 2 s cannot break that save (one later raises at once).
     - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
       The continued fit is bit-for-bit the uninterrupted one: same parameters, same
-      history. ``model``, ``where``, ``bounds``, ``key``, ``redraw`` and the optimiser
-      must be those of the interrupted call (checked, except the optimiser's
-      hyper-parameters).
+      history (the rows before the resume are those recorded). ``model``, ``where``,
+      ``bounds``, ``key``, ``redraw`` and the optimiser must be those of the interrupted
+      call (checked, except the optimiser's hyper-parameters). A ``loss_fn`` compiled
+      differently (e.g. another solver ``remat``, equal in exact arithmetic) gives the
+      steps after the resume to rounding (~1e-16 relative), not bit for bit.
     - ``callback``: called after each step with the history row as a ``dict``
       (``step``, ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, and the
       parameter values by name). An exception it raises stops the fit (after saving the

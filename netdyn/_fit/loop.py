@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from . import interrupt
 from .errors import FitDivergedError, diverged_message
 from .history import FitHistory, HistoryRows
 from .options import FitOptions, check_common as check_common  # (for tests/test_fit.py)
@@ -119,34 +120,39 @@ class _Loop:
         """Steps ``n0, ..., steps - 1`` from ``state``; returns the final state."""
         o = self.options
         show = Progress(o.steps, self.sel.names) if o.progress and self.writer else None
-        n = n0
-        try:
-            for k in range(n0, o.steps):
-                new_state, row, good_here, skipped = self.advance(state, k)
-                if self.batch is None:
-                    good_n = k if bool(good_here) else good_n
-                    self.stop_single(k, new_state, row, skipped, good_n)
-                else:
-                    self.stop_starts(k, new_state)
-                state, n = new_state, k + 1
-                if n % o.checkpoint_every == 0 or n == o.steps:
+        n = saved = n0
+        # Ctrl-C stops the fit after the step in progress and its checkpoint (see
+        # interrupt.py); a second Ctrl-C cannot break the save that keeps that step.
+        with interrupt.deferred() as stop:
+            try:
+                for k in range(n0, o.steps):
+                    new_state, row, good_here, skipped = self.advance(state, k)
+                    if self.batch is None:
+                        good_n = k if bool(good_here) else good_n
+                        self.stop_single(k, new_state, row, skipped, good_n)
+                    else:
+                        self.stop_starts(k, new_state)
+                    state, n = new_state, k + 1
+                    if n % o.checkpoint_every == 0 or n == o.steps:
+                        self.save(state, n, good_n)
+                        saved = n
+                    if show is not None:
+                        show(row)
+                    if o.callback is not None:
+                        o.callback(row)
+                    stop.check()
+            except FitDivergedError:
+                raise
+            except BaseException:
+                # Interrupted (KeyboardInterrupt, an error in loss_fn or callback): keep the
+                # last completed step on disk, so that resume=True continues from it.
+                # (Nothing to keep if no step completed, e.g. a loss_fn that fails to trace.)
+                if n > saved:
                     self.save(state, n, good_n)
+                raise
+            finally:
                 if show is not None:
-                    show(row)
-                if o.callback is not None:
-                    o.callback(row)
-        except FitDivergedError:
-            raise
-        except BaseException:
-            # Interrupted (KeyboardInterrupt, an error in loss_fn or callback): keep the last
-            # completed step on disk, so that resume=True continues from it. (Nothing to
-            # keep if no step completed, e.g. a loss_fn that fails to trace.)
-            if n > n0:
-                self.save(state, n, good_n)
-            raise
-        finally:
-            if show is not None:
-                show.close()
+                    show.close()
         return state
 
 

@@ -5,6 +5,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
+import jax
 import numpy as np
 
 from .._custom_types import Key
@@ -21,6 +22,8 @@ def check_common(steps, on_nonfinite, checkpoint_every, redraw, key, resume, che
     if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) \
             or checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every!r}.")
+    if key is not None and not isinstance(key, (jax.Array, np.ndarray)):
+        raise ValueError(f"key must be a PRNG key, jax.random.key(seed), got {key!r}.")
     if redraw and key is None:
         raise ValueError("redraw=True needs a key (the step key is fold_in(key, step)).")
     if resume and checkpoint is None:

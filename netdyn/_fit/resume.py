@@ -21,6 +21,52 @@ def _count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+def _list_of(value, test) -> bool:
+    return isinstance(value, list) and all(test(v) for v in value)
+
+
+def _header_rules(saved: dict) -> dict:
+    """``{field: (whether the field's value is valid, what a valid one is)}``."""
+    names, n_starts = saved["names"], saved["n_starts"]
+    size = len(names) if isinstance(names, list) else None
+    return {
+        "names": (_list_of(names, lambda v: isinstance(v, str)), "a list of names"),
+        "shapes": (_list_of(saved["shapes"], lambda v: _list_of(v, _count))
+                   and len(saved["shapes"]) == size,
+                   "a list of shapes (lists of whole numbers >= 0), one per name"),
+        "transforms": (_list_of(saved["transforms"], lambda v: isinstance(v, str))
+                       and len(saved["transforms"]) == size, "a list of text, one per name"),
+        "n_starts": (n_starts is None or (_count(n_starts) and n_starts >= 1),
+                     "null or an integer >= 1"),
+        "key": (saved["key"] is None or _list_of(saved["key"], _count),
+                "null or a list of integers >= 0"),
+        "redraw": (isinstance(saved["redraw"], bool), "true or false"),
+    }
+
+
+def read_header(path: str | Path) -> tuple[dict, bytes, FitHistory]:
+    """``(header, leaves, history)`` of checkpoint ``path`` (see ``read_checkpoint``), every
+    field of the header checked: ``ValueError`` naming the file and the field."""
+    path = Path(path)
+    saved, leaves = read_checkpoint(path)
+    for field in _FIELDS:
+        if field not in saved:
+            raise ValueError(f"checkpoint {path} has no field {field!r}.")
+    for field, (ok, what) in _header_rules(saved).items():
+        if not ok:
+            raise ValueError(
+                f"checkpoint {path}: {field} must be {what}, got {saved[field]!r}."
+            )
+    return saved, leaves, _history(path, saved)
+
+
+def saved_steps(path: str | Path) -> tuple[int, int]:
+    """``(steps done, steps in all)`` of checkpoint ``path``, its header checked
+    (``read_header``)."""
+    saved, _, _ = read_header(path)
+    return saved["step"], saved["steps"]
+
+
 def _history(path: Path, saved: dict) -> FitHistory:
     """The checkpoint's history, checked against its step counts (``ValueError``)."""
     n, good, total = saved["step"], saved["good_step"], saved["steps"]
@@ -117,17 +163,14 @@ class FitCheckpoint:
     def restore(self, state) -> tuple[object, HistoryRows, int, int]:
         """``(state, rows, n, good)`` saved in the file, ``state`` giving the structure;
         ``ValueError`` if the file belongs to another fit or has more steps than this one."""
-        saved, leaves = read_checkpoint(self.path)
-        for field in _FIELDS:
-            if field not in saved:
-                raise ValueError(f"checkpoint {self.path} has no field {field!r}.")
+        saved, leaves, history = read_header(self.path)
         for field in _SAME_FIT:
-            if saved.get(field) != self.meta[field]:
+            if saved[field] != self.meta[field]:
                 raise ValueError(
-                    f"checkpoint {self.path}: {field} is {saved.get(field)!r} there but "
+                    f"checkpoint {self.path}: {field} is {saved[field]!r} there but "
                     f"{self.meta[field]!r} in this call; resume needs the same fit."
                 )
-        rows = HistoryRows.from_history(_history(self.path, saved))
+        rows = HistoryRows.from_history(history)
         state = read_tree(self.path, leaves, state)
         n, good = saved["step"], saved["good_step"]
         if n > self.steps:

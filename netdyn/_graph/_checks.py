@@ -11,6 +11,8 @@ from jax import lax
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array
 
+from .._validate import array_in_range, is_concrete
+
 
 class NearestDelayGradientWarning(UserWarning):
     """A derivative with respect to delays was taken through nearest-step delays.
@@ -77,6 +79,28 @@ def checked_delays(delays: Array, max_delay: float) -> Array:
         "graph or pass a larger max_delay.",
     )
     return delays
+
+
+def check_delay_values(owner: str, delays, edges=None) -> None:
+    """Concrete ``delays`` (ms) must be finite and >= 0: a ``ValueError`` naming
+    ``owner.delays`` and the entries that are not, as ``[target, source]`` positions
+    (of each edge, ``edges = (targets, sources)``, for a sparse graph). Traced delays are
+    checked at run time (``checked_delays``)."""
+    if not all(is_concrete(x) for x in (delays, *(edges or ()))):
+        return
+    if edges is None:
+        array_in_range(f"{owner}.delays", delays, low=0.0)
+        return
+    d = np.asarray(delays)
+    bad = ~np.isfinite(d) | (d < 0)
+    if bad.any():
+        targets, sources = (np.asarray(e)[bad] for e in edges)
+        shown = ", ".join(f"({int(t)}, {int(s)})" for t, s in list(zip(targets, sources))[:5])
+        more = f" and {len(targets) - 5} more" if len(targets) > 5 else ""
+        raise ValueError(
+            f"{owner}.delays must be finite and >= 0 ms; {int(bad.sum())} edges are not "
+            f"([target, source] = {shown}{more}; e.g. {d[bad][0]:g})."
+        )
 
 
 def concrete_max(name: str, delays) -> float:

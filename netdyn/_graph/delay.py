@@ -15,6 +15,7 @@ from ._base import (
     delays_from_lengths,
 )
 from ._checks import (
+    check_delay_values,
     check_same_shape,
     check_square,
     checked_delays,
@@ -63,6 +64,7 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
         check_square("weights", self.weights)
         check_square("delays", self.delays)
         check_same_shape("delays", self.delays, "weights", self.weights)
+        check_delay_values("DelayGraph", self.delays)
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")
 

@@ -16,6 +16,7 @@ from ._base import (
     delays_from_lengths,
 )
 from ._checks import (
+    check_delay_values,
     check_same_shape,
     checked_delays,
     checked_weights,
@@ -88,6 +89,7 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractBatchMinorGraph):
             targets=self.targets, sources=self.sources, weights=self.weights,
             delays=self.delays,
         )
+        check_delay_values("SparseDelayGraph", self.delays, (self.targets, self.sources))
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")
 

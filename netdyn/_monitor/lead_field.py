@@ -4,8 +4,16 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
+from .._validate import finite_array, is_concrete, real_array
 from ._base import AbstractMonitor
 from ._checks import check_warmup, to_variables
+
+
+def _as_gain(gain) -> Array:
+    """``gain`` as a JAX array; strings and other non-numbers refused by name."""
+    if isinstance(gain, Array):  # a JAX array, or a tracer under jit
+        return gain
+    return jnp.asarray(real_array("LeadField.gain", gain))
 
 
 class LeadField(AbstractMonitor):
@@ -50,7 +58,7 @@ class LeadField(AbstractMonitor):
     Fields of the Brain*, Oxford University Press (lead fields, references).
     """
 
-    gain: Float[Array, "sensors regions"] = eqx.field(converter=jnp.asarray)
+    gain: Float[Array, "sensors regions"] = eqx.field(converter=_as_gain)
     period: float = eqx.field(static=True)
     variables: tuple[str, ...] | None = eqx.field(
         default=None, static=True, converter=to_variables
@@ -68,6 +76,9 @@ class LeadField(AbstractMonitor):
                 f"LeadField: gain must be a non-empty [sensors, regions] matrix, got shape "
                 f"{shape}."
             )
+        _check_values("LeadField.gain", self.gain)
+        if self.coefficients is not None:
+            _check_values("LeadField.coefficients", self.coefficients)
         if self.reference not in (None, "average"):
             raise ValueError(
                 f"LeadField: reference must be None or 'average', got {self.reference!r}."
@@ -128,3 +139,15 @@ class LeadField(AbstractMonitor):
 
     def sample_offset(self, period: float, dt: float) -> float:
         return -0.5 * period
+
+
+def _check_values(name: str, value) -> None:
+    """Real values always (the dtype is known under ``jit`` too); finite ones when
+    concrete (a traced gain is the caller's to keep finite)."""
+    if jnp.iscomplexobj(value):
+        raise ValueError(
+            f"{name} must be real, got {jnp.result_type(value)} values (netdyn does not "
+            "drop imaginary parts)."
+        )
+    if is_concrete(value):
+        finite_array(name, value)

@@ -64,10 +64,14 @@ def noise_ceiling(train: ArrayLike | Sequence[ArrayLike],
 def ks_statistic(a: ArrayLike, b: ArrayLike) -> float:
     r"""The two-sample Kolmogorov-Smirnov statistic, $\sup_z |F_a(z) - F_b(z)|$, of the
     empirical CDFs of the values ``a`` and ``b`` (exact; ``fcd_ks`` is its smoothed,
-    differentiable form for losses)."""
+    differentiable form for losses). NaN when a value is NaN or infinite (a diverged
+    simulation's FCD): sorting would move such values to one end and give a plausible,
+    possibly better, statistic."""
     a, b = np.sort(np.ravel(a)), np.sort(np.ravel(b))
     if a.size == 0 or b.size == 0:
         raise ValueError("ks_statistic needs at least one value in a and in b.")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("nan")
     z = np.concatenate([a, b])
     fa = np.searchsorted(a, z, side="right") / a.size
     fb = np.searchsorted(b, z, side="right") / b.size

@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
-from ._stats import check_positive, python_int, sliding_windows
+from .._validate import finite_array, is_concrete, number
+from ._stats import python_int, sliding_windows
 
 _TINY = 1e-300
 
@@ -63,15 +64,15 @@ def welch(
     power spectra: a method based on time averaging over short, modified periodograms*,
     IEEE Trans. Audio Electroacoust. 15(2):70-73.
     """
+    if jnp.iscomplexobj(x):
+        raise ValueError("welch(x) must be real, got a complex array (its imaginary part "
+                         "would be dropped).")
     x = jnp.asarray(x)
     if not jnp.issubdtype(x.dtype, jnp.floating):
         x = x.astype(float)
     if x.ndim < 1 or x.shape[0] < 2:
         raise ValueError(f"welch: x must be [time, ...] with at least 2 samples, got {x.shape}.")
-    if isinstance(period, jax.core.Tracer) or not (
-        isinstance(period, (int, float, np.number)) and math.isfinite(period) and period > 0
-    ):
-        raise ValueError(f"welch: period must be a positive number of ms, got {period!r}.")
+    period = number("welch(period)", period, low=0.0, low_open=True, unit=" ms")
     n_time = x.shape[0]
     if segment is None:
         segment = min(256, n_time)
@@ -103,33 +104,80 @@ def welch(
     return freqs, psd
 
 
-def _check_spectrum(name: str, freqs, psd):
+def _check_spectrum(name: str, freqs, psd, *, even: bool = False):
+    """``freqs`` and ``psd`` as arrays of matching first axis; concrete ``freqs`` must be
+    finite and increasing (``even``: evenly spaced, as ``band_power``'s sum assumes)."""
+    if jnp.iscomplexobj(freqs) or jnp.iscomplexobj(psd):
+        raise ValueError(f"{name}(freqs, psd) must be real, got a complex array.")
     freqs, psd = jnp.asarray(freqs), jnp.asarray(psd)
     if freqs.ndim != 1 or freqs.shape[0] < 2 or psd.ndim < 1 or psd.shape[0] != freqs.shape[0]:
         raise ValueError(
             f"{name}: freqs must be [freqs] (at least 2) and psd [freqs, ...] with the same "
             f"first axis, got {freqs.shape} and {psd.shape}."
         )
+    if not jnp.issubdtype(freqs.dtype, jnp.floating):
+        freqs = freqs.astype(float)
+    if is_concrete(freqs):
+        step = np.diff(finite_array(f"{name}(freqs)", freqs))
+        if not np.all(step > 0):
+            raise ValueError(f"{name}(freqs) must be increasing, as welch returns them.")
+        if even and np.ptp(step) > 1e-3 * step[0]:
+            raise ValueError(f"{name}(freqs) must be evenly spaced, as welch returns them "
+                             f"(the sum is the rectangle rule), got steps from "
+                             f"{step.min():g} to {step.max():g} Hz.")
     return freqs, psd
 
 
-def _band_mask(name: str, freqs, band):
+def _check_band(name: str, band) -> tuple[float, float] | None:
+    """``band`` as ``(low, high)``: finite, ``0 <= low < high`` Hz."""
+    if band is None:
+        return None
+    try:
+        low, high = band
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}(band) must be a pair (low, high) in Hz, got {band!r}.") from None
+    low = number(f"{name}(band) low", low, low=0.0, unit=" Hz")
+    high = number(f"{name}(band) high", high, low=0.0, unit=" Hz")
+    if not low < high:
+        raise ValueError(f"{name}(band) must have low < high, got ({low:g}, {high:g}) Hz.")
+    return low, high
+
+
+def _empty_band_text(name: str, band: tuple[float, float], freqs: np.ndarray) -> str:
+    """Why no bin of ``freqs`` lies in ``band``: above the Nyquist frequency, below the
+    first bin, or between two bins (the resolution)."""
+    low, high = band
+    head = f"{name}(band) ({low:g}, {high:g}) Hz: no frequency bin in band;"
+    if low > freqs[-1]:
+        return (f"{head} it lies above the highest frequency, {freqs[-1]:g} Hz (the Nyquist "
+                f"frequency, half the sampling rate).")
+    if high < freqs[0]:
+        return f"{head} it lies below the lowest frequency, {freqs[0]:g} Hz."
+    k = int(np.searchsorted(freqs, high))
+    return (f"{head} it lies between the bins at {freqs[k - 1]:g} and {freqs[k]:g} Hz "
+            f"(resolution {freqs[k] - freqs[k - 1]:g} Hz): widen the band or use a longer "
+            f"welch segment.")
+
+
+def _band_mask(name: str, freqs, band: tuple[float, float] | None):
+    """The bins in ``band``; a band without a bin is a ``ValueError`` for concrete
+    ``freqs`` and a runtime error (``eqx.error_if``) for traced ones."""
     if band is None:
         return jnp.ones(freqs.shape, bool)
-    try:
-        low, high = (float(b) for b in band)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: band must be a pair (low, high) in Hz, got {band!r}.") from None
-    if not low < high:
-        raise ValueError(f"{name}: band must have low < high, got ({low}, {high}).")
-    return (freqs >= low) & (freqs <= high)
+    mask = (freqs >= band[0]) & (freqs <= band[1])
+    if is_concrete(mask):
+        if not bool(jnp.any(mask)):
+            raise ValueError(_empty_band_text(name, band, np.asarray(freqs)))
+        return mask
+    return eqx.error_if(mask, ~jnp.any(mask), f"{name}(band) ({band[0]:g}, {band[1]:g}) Hz: "
+                        "no frequency bin in band (above the Nyquist frequency or between "
+                        "two bins).")
 
 
 def _expand(mask, psd):
     return mask.reshape(mask.shape + (1,) * (psd.ndim - 1))
 
 
-@eqx.filter_jit
 def band_power(
     freqs: ArrayLike, psd: ArrayLike, band: Band | None = None
 ) -> Float[Array, "*channels"]:
@@ -141,18 +189,27 @@ def band_power(
     all bins together give exactly the total power (Parseval).
 
     **Arguments**: ``freqs`` ``[freqs]`` (Hz) and ``psd`` ``[freqs, ...]`` as returned by
-    ``welch``; ``band`` ``(low, high)`` in Hz, edges included (``None``: every bin).
-    Divide by ``band_power(freqs, psd)`` for the relative power.
+    ``welch``; ``band`` ``(low, high)`` in Hz, ``0 <= low < high``, edges included
+    (``None``: every bin). Divide by ``band_power(freqs, psd)`` for the relative power.
 
-    **Returns**: ``[...]`` (the channel axes of ``psd``); differentiable in ``psd``.
+    **Returns**: ``[...]`` (the channel axes of ``psd``); differentiable in ``psd``. A NaN
+    or infinite bin in the band gives NaN or inf, not a finite power.
+
+    **Raises**: ``ValueError`` for a band with no bin in it (above the Nyquist frequency,
+    or narrower than the resolution and between two bins), naming the band and the
+    Nyquist frequency or the resolution; inside ``jit`` a runtime error.
     """
-    freqs, psd = _check_spectrum("band_power", freqs, psd)
-    mask = _expand(_band_mask("band_power", freqs, band), psd)
-    df = freqs[1] - freqs[0]
-    return jnp.sum(jnp.where(mask, psd, 0.0), axis=0) * df
+    freqs, psd = _check_spectrum("band_power", freqs, psd, even=True)
+    mask = _band_mask("band_power", freqs, _check_band("band_power", band))
+    return _band_power(freqs, psd, mask)
 
 
 @eqx.filter_jit
+def _band_power(freqs, psd, mask):
+    df = freqs[1] - freqs[0]
+    return jnp.sum(jnp.where(_expand(mask, psd), psd, 0.0), axis=0) * df
+
+
 def peak_frequency(
     freqs: ArrayLike,
     psd: ArrayLike,
@@ -178,17 +235,28 @@ def peak_frequency(
     background pulls $\hat f$ towards the band's centre.
 
     **Arguments**: ``freqs`` ``[freqs]`` and ``psd`` ``[freqs, ...]`` as ``welch``
-    returns them; ``band`` ``(low, high)`` Hz (``None``: all bins); ``temperature`` a
-    positive number or ``None``.
+    returns them; ``band`` ``(low, high)`` Hz, ``0 <= low < high`` (``None``: all bins);
+    ``temperature`` a finite number > 0 or ``None``.
 
-    **Returns**: ``[...]`` in Hz (the channel axes of ``psd``).
+    **Returns**: ``[...]`` in Hz (the channel axes of ``psd``); NaN for a channel with a
+    NaN or infinite bin in the band (a diverged signal has no peak).
+
+    **Raises**: ``ValueError`` for a band with no bin in it, as ``band_power``.
     """
     freqs, psd = _check_spectrum("peak_frequency", freqs, psd)
-    in_band = _band_mask("peak_frequency", freqs, band)
-    if temperature is not None:
-        check_positive("peak_frequency", "temperature", temperature)
+    in_band = _band_mask("peak_frequency", freqs, _check_band("peak_frequency", band))
+    if temperature is not None and is_concrete(temperature):
+        number("peak_frequency(temperature)", temperature, low=0.0, low_open=True)
+    return _peak_frequency(freqs, psd, in_band, temperature)
+
+
+@eqx.filter_jit
+def _peak_frequency(freqs, psd, in_band, temperature):
     mask = _expand(in_band, psd)
     f = freqs.reshape(freqs.shape + (1,) * (psd.ndim - 1))
+    finite = jnp.isfinite(psd)
+    diverged = jnp.any(mask & ~finite, axis=0)
+    psd = jnp.where(finite, psd, 0.0)  # the channel is NaN below; no NaN in its gradient
     if temperature is None:
         k = jnp.argmax(jnp.where(mask, psd, -jnp.inf), axis=0)
         peak = jnp.take_along_axis(jnp.broadcast_to(f, psd.shape), k[None], axis=0)[0]
@@ -198,5 +266,4 @@ def peak_frequency(
         log_p = jnp.where(positive, jnp.log(jnp.where(positive, psd, 1.0)), math.log(_TINY))
         weights = jax.nn.softmax(jnp.where(mask, log_p / temperature, -jnp.inf), axis=0)
         peak = jnp.sum(weights * f, axis=0)
-    # freqs may be traced (under jit), so an empty band is a runtime error.
-    return eqx.error_if(peak, ~jnp.any(in_band), "peak_frequency: no frequency bin in band.")
+    return jnp.where(diverged, jnp.nan, peak)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._coupling._base import AbstractDelayedCoupling, AbstractInstantaneousCoupling
 from .._graph._base import AbstractDelayGraph, AbstractGraph
-from .._network import Network
+from .._network import Network, parameter_arrays
 from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 
@@ -80,14 +80,16 @@ def time_grid(t0, t1, dt) -> TimeGrid:
 
 def check_key(key) -> None:
     """A noise key must be one PRNG key: typed (``jax.random.key``, shape ``()``) or raw
-    (``jax.random.PRNGKey``, one ``uint32`` vector)."""
+    (``jax.random.PRNGKey`` or ``jax.random.key_data``: one ``uint32`` vector of the
+    default implementation's key length)."""
     if key is None:
         return
     if _is_array(key):
         typed = jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
-        if (typed and key.shape == ()) or (
-            not typed and key.dtype == np.uint32 and key.ndim == 1
-        ):
+        if typed and key.shape == ():
+            return
+        if not typed and key.dtype == np.uint32 and key.ndim == 1:
+            _check_raw_key_length(key.shape)
             return
         got = f"an array of dtype {key.dtype} and shape {key.shape}"
     else:
@@ -98,6 +100,19 @@ def check_key(key) -> None:
         "over a batch of keys: jax.vmap(lambda k: nd.simulate(..., key=k))("
         "jax.random.split(key, n))."
     )
+
+
+def _check_raw_key_length(shape: tuple[int, ...]) -> None:
+    """A raw ``uint32`` key must hold the key data of JAX's default implementation."""
+    impl = jax.config.jax_default_prng_impl
+    want = jax.eval_shape(lambda: jax.random.key_data(jax.random.key(0))).shape
+    if shape != want:
+        raise ValueError(
+            f"key: a raw uint32 key is the key data of the default PRNG implementation "
+            f"({impl}), of shape {want}; got shape {shape}. Pass jax.random.key(seed), "
+            "or wrap key data of another implementation: jax.random.wrap_key_data(data, "
+            "impl=...)."
+        )
 
 
 def _is_array(x) -> bool:
@@ -157,8 +172,10 @@ def finite_parameters(network: Network) -> Network:
     time loop, whose message names the first non-finite parameter, e.g.
     ``ReducedWongWang.w``. A NaN parameter would otherwise give an all-NaN run.
     """
-    parts = {"dynamics": network.dynamics, "coupling": network.coupling,
-             "noise": network.noise}
+    # Lists put in with eqx.tree_at after construction (Network converts the others).
+    parts = {"dynamics": parameter_arrays(network.dynamics),
+             "coupling": parameter_arrays(network.coupling),
+             "noise": parameter_arrays(network.noise)}
     names, arrays, places = [], [], []
     flat = {}
     for field, part in parts.items():
@@ -176,7 +193,7 @@ def finite_parameters(network: Network) -> Network:
                 arrays.append(leaf)
                 places.append((field, i))
     if not arrays:
-        return network
+        return dataclasses.replace(network, **parts)
     bad = jnp.stack([~jnp.all(jnp.isfinite(a)) for a in arrays])
     msgs = tuple(f"{name} contains NaN or inf." for name in names)
     arrays = eqx.branched_error_if(arrays, jnp.any(bad), jnp.argmax(bad), msgs)

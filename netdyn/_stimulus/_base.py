@@ -2,13 +2,32 @@
 
 import abc
 import dataclasses
+import functools
+import numbers
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
 from .._custom_types import Param, Scalar
+from .._validate import finite_array, is_concrete, number, number_lists_as_arrays
+
+
+def array_field(owner: str, **kwargs):
+    """A parameter field (``eqx.field``) whose list or tuple of numbers becomes an array at
+    construction, before the checks, as an array given directly would be; ``owner`` names
+    it in errors, e.g. ``"PulseTrain.width"``."""
+    return eqx.field(converter=functools.partial(number_lists_as_arrays, owner=owner),
+                     **kwargs)
+
+
+def concrete_numbers(value) -> bool:
+    """Whether ``value`` is a number or an array whose entries can be checked now (not a
+    tracer, not a parameterisation that ``simulate`` resolves later)."""
+    return isinstance(value, (numbers.Number, np.ndarray, np.generic, jax.Array)) and (
+        is_concrete(value))
 
 
 class AbstractStimulus(eqx.Module):
@@ -39,6 +58,18 @@ class AbstractStimulus(eqx.Module):
     amplitude: eqx.AbstractVar[Param]
     regions: eqx.AbstractVar[tuple[int, ...] | None]
     weights: eqx.AbstractVar[Param]
+
+    def __check_init__(self):
+        """Concrete array parameters (every field that is not static) must be real and
+        finite; traced ones are checked when a run starts (``checked``)."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not field.metadata.get("static", False) and concrete_numbers(value):
+                name = f"{type(self).__name__}.{field.name}"
+                if np.ndim(value) == 0:
+                    number(name, value)
+                else:
+                    finite_array(name, value)
 
     @abc.abstractmethod
     def profile(self, t: Scalar) -> Float[Array, ""] | Float[Array, " nodes"]:
@@ -104,7 +135,20 @@ class AbstractStimulus(eqx.Module):
                     f"be a scalar or one weight per region, ({len(self.regions)},)."
                 )
         self.check_profile(n_nodes)
+        self._check_real()
         return state_names.index(self.variable)
+
+    def _check_real(self) -> None:
+        """A complex parameter (its dtype is known at trace time, even for a traced or
+        edited value) is a ``ValueError``: its imaginary part would be dropped."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.metadata.get("static", False) or value is None:
+                continue
+            dtype = jnp.result_type(value)
+            if jnp.issubdtype(dtype, jnp.complexfloating):
+                raise ValueError(f"{type(self).__name__}.{field.name} must be real, got a "
+                                 f"complex value ({dtype}).")
 
     @abc.abstractmethod
     def check_profile(self, n_nodes: int) -> None:

@@ -4,11 +4,13 @@ import math
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from .._custom_types import Param, Scalar
 from .._functions import logistic
-from ._base import AbstractStimulus
+from .._validate import array_in_range, number
+from ._base import AbstractStimulus, array_field, concrete_numbers
 
 # The 10-90 % rise time of the logistic sigma(u / scale) is 2 ln(9) scale.
 _RISE_PER_SCALE = 2.0 * math.log(9.0)
@@ -46,34 +48,50 @@ class PulseTrain(AbstractStimulus):
     differs between regions; ``n_pulses`` $K$ (``None``: unending); ``rise_time`` $r$ (ms, ``None``:
     sharp edges); ``regions`` and ``weights``, the spatial pattern (default: every
     region with weight 1).
+
+    **Raises**: ``ValueError`` at construction for a NaN, infinite or complex parameter,
+    or ``0 < width <= period`` not holding everywhere (arrays entry by entry); values
+    traced at construction or edited with ``eqx.tree_at`` are checked when a run starts.
     """
 
     variable: str = eqx.field(static=True)
-    amplitude: Param
-    onset: Param
-    width: Param
-    period: Param
+    amplitude: Param = array_field("PulseTrain.amplitude")
+    onset: Param = array_field("PulseTrain.onset")
+    width: Param = array_field("PulseTrain.width")
+    period: Param = array_field("PulseTrain.period")
     n_pulses: int | None = eqx.field(default=None, static=True)
     rise_time: float | None = eqx.field(default=None, static=True)
     regions: tuple[int, ...] | None = eqx.field(default=None, static=True)
-    weights: Param = 1.0
+    weights: Param = array_field("PulseTrain.weights", default=1.0)
 
     def __check_init__(self):
         if self.n_pulses is not None and (
-            not isinstance(self.n_pulses, int) or self.n_pulses < 1
+            isinstance(self.n_pulses, bool) or not isinstance(self.n_pulses, (int, np.integer))
+            or self.n_pulses < 1
         ):
             raise ValueError(f"PulseTrain.n_pulses must be a positive integer or None, got "
                              f"{self.n_pulses!r}.")
-        if self.rise_time is not None and not (
-            isinstance(self.rise_time, (int, float)) and self.rise_time > 0
-        ):
-            raise ValueError(f"PulseTrain.rise_time must be a positive number (ms) or None "
-                             f"for sharp edges, got {self.rise_time!r}.")
-        # Only concrete numbers can be compared here (the fields may be traced).
-        if isinstance(self.width, (int, float)) and isinstance(self.period, (int, float)):
-            if not 0 < self.width <= self.period:
-                raise ValueError(f"PulseTrain needs 0 < width <= period, got width="
-                                 f"{self.width}, period={self.period}.")
+        if self.rise_time is not None:
+            number("PulseTrain.rise_time", self.rise_time, low=0.0, low_open=True,
+                   unit=" ms (or None for sharp edges)")
+        # Only concrete numbers can be compared here (traced ones: ``checked``).
+        width = _positive("PulseTrain.width", self.width)
+        period = _positive("PulseTrain.period", self.period)
+        if width is not None and period is not None:
+            _check_width_fits(width, period)
+
+    def checked(self) -> "PulseTrain":
+        """``AbstractStimulus.checked`` plus runtime checks of ``0 < width <= period``
+        everywhere (for values traced at construction, or edited with ``eqx.tree_at``)."""
+        out = super().checked()
+        dtype = jnp.result_type(float)
+        width, period = jnp.asarray(out.width), jnp.asarray(out.period)
+        w, p = width.astype(dtype), period.astype(dtype)
+        width = eqx.error_if(width, jnp.any(~(w > 0)), "PulseTrain.width must be > 0 "
+                             "everywhere.")
+        period = eqx.error_if(period, jnp.any(~(w <= p)), "PulseTrain needs 0 < width <= "
+                              "period everywhere.")
+        return eqx.tree_at(lambda s: (s.width, s.period), out, (width, period))
 
     def check_profile(self, n_nodes: int) -> None:
         for name in ("onset", "width", "period"):
@@ -108,3 +126,32 @@ class PulseTrain(AbstractStimulus):
                 exists = exists & (j < self.n_pulses)
             total = total + jnp.where(exists, pulse, 0.0)
         return total
+
+
+def _positive(name: str, value) -> np.ndarray | None:
+    """A concrete ``value`` (scalar or array) checked finite and > 0 everywhere, as an
+    array; ``None`` for a value that cannot be checked now (traced, a parameterisation)."""
+    if not concrete_numbers(value):
+        return None
+    if np.ndim(value) == 0:
+        return np.asarray(number(name, value, low=0.0, low_open=True, unit=" ms"))
+    return array_in_range(name, value, low=0.0, low_open=True)
+
+
+def _check_width_fits(width: np.ndarray, period: np.ndarray) -> None:
+    """``width <= period`` entry by entry (a pulse longer than the period would overlap
+    the next one, and only three pulses are summed)."""
+    try:
+        bad = np.broadcast_to(width > period, np.broadcast_shapes(width.shape, period.shape))
+    except ValueError:
+        raise ValueError(f"PulseTrain.width {width.shape} and period {period.shape} must be "
+                         "scalars or arrays of one shape [nodes].") from None
+    if not bad.any():
+        return
+    if bad.ndim == 0:
+        raise ValueError(f"PulseTrain needs 0 < width <= period, got width={width:g}, "
+                         f"period={period:g}.")
+    i = int(np.flatnonzero(bad)[0])
+    w, p = np.broadcast_to(width, bad.shape).flat[i], np.broadcast_to(period, bad.shape).flat[i]
+    raise ValueError(f"PulseTrain needs 0 < width <= period everywhere; {int(bad.sum())} "
+                     f"entries are not (first at {i}: width={w:g}, period={p:g}).")

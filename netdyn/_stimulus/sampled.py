@@ -7,7 +7,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Param, Scalar
-from ._base import AbstractStimulus
+from .._validate import number
+from ._base import AbstractStimulus, array_field
 
 
 class SampledStimulus(AbstractStimulus):
@@ -30,28 +31,29 @@ class SampledStimulus(AbstractStimulus):
 
     **Arguments**: ``variable`` the stimulated state variable (name); ``samples``
     ``[time]`` (one profile for every region) or ``[time, nodes]`` (one per region), at
-    least two; ``sampling_period`` $\Delta$ (ms, static); ``start`` $t_s$ (ms, time of
-    the first sample, default 0); ``amplitude`` (default 1); ``outside``; ``regions``
-    and ``weights``, the spatial pattern (default: every region with weight 1).
+    least two, finite; ``sampling_period`` $\Delta$ (ms, static, finite > 0); ``start``
+    $t_s$ (ms, time of the first sample, default 0); ``amplitude`` (default 1);
+    ``outside``; ``regions`` and ``weights``, the spatial pattern (default: every region
+    with weight 1).
     """
 
     variable: str = eqx.field(static=True)
-    samples: Float[ArrayLike, " time"] | Float[ArrayLike, "time nodes"]
+    samples: Float[ArrayLike, " time"] | Float[ArrayLike, "time nodes"] = array_field(
+        "SampledStimulus.samples")
     sampling_period: float = eqx.field(static=True)
-    start: Param = 0.0
-    amplitude: Param = 1.0
+    start: Param = array_field("SampledStimulus.start", default=0.0)
+    amplitude: Param = array_field("SampledStimulus.amplitude", default=1.0)
     outside: Literal["zero", "hold"] = eqx.field(default="zero", static=True)
     regions: tuple[int, ...] | None = eqx.field(default=None, static=True)
-    weights: Param = 1.0
+    weights: Param = array_field("SampledStimulus.weights", default=1.0)
 
     def __check_init__(self):
         shape = jnp.shape(self.samples)
         if len(shape) not in (1, 2) or shape[0] < 2:
             raise ValueError(f"SampledStimulus.samples must be [time] or [time, nodes] with at "
                              f"least two samples, got shape {shape}.")
-        if not self.sampling_period > 0:
-            raise ValueError(f"SampledStimulus.sampling_period must be positive (ms), got "
-                             f"{self.sampling_period}.")
+        number("SampledStimulus.sampling_period", self.sampling_period, low=0.0,
+               low_open=True, unit=" ms")
         if self.outside not in ("zero", "hold"):
             raise ValueError(f"SampledStimulus.outside must be 'zero' or 'hold', got "
                              f"{self.outside!r}.")

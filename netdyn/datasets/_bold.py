@@ -209,7 +209,7 @@ def _is_number(field: str) -> bool:
 
 
 def _read_text(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    content = read_text(path, _WHAT).removeprefix("\ufeff")  # spreadsheets' byte-order mark
+    content = read_text(path, _WHAT)  # without a spreadsheet's byte-order mark
     lines = data_lines(content, _WHAT, str(path))
     if "\t" in lines[0] or "," in lines[0]:
         delimiter = "\t" if "\t" in lines[0] else ","
@@ -255,7 +255,7 @@ def _sidecar_tr(path: Path, tr: float | None) -> float | None:
     sidecar = path.with_suffix(".json")
     if not sidecar.is_file():
         return None
-    text = read_text(sidecar, "JSON sidecar").removeprefix("\ufeff")
+    text = read_text(sidecar, "JSON sidecar")
     try:
         meta = json.loads(text)
     except json.JSONDecodeError as e:

@@ -1,5 +1,6 @@
 """The connectome container returned by every loader and reader, and its validation."""
 
+import dataclasses
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -35,9 +36,10 @@ class Dataset(eqx.Module):
     - `areas`: `[nodes]` region areas (TVB: mm^2), or `None`.
     - `citation`: how to cite the data (empty for user files).
 
-    Checks (`ValueError` naming the dataset and array): square weights, every matrix of
-    the weights' shape, finite values, non-negative weights and lengths, one label per
-    node, `bold` over the same nodes with a positive `tr`.
+    Checks (`ValueError` naming the dataset and array): real numbers (a complex array is
+    refused, not cast), square weights, every matrix of the weights' shape, finite values,
+    non-negative weights and lengths, one label per node, `bold` over the same nodes with
+    a positive `tr`. [`netdyn.datasets.write_tvb_zip`][] runs them again.
     """
 
     name: str = eqx.field(static=True)
@@ -129,14 +131,33 @@ class Dataset(eqx.Module):
         return self.weights.shape[0]
 
 
+def rechecked(data: Dataset) -> Dataset:
+    """``data`` built again through ``Dataset``'s checks, which an edit after construction
+    (``eqx.tree_at``) skips: a writer writes only what the readers accept."""
+    return Dataset(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
+
+
 def frozen_array(value, what: str, where: str, dtype=np.float64) -> np.ndarray:
-    """A read-only NumPy copy of ``value`` as ``dtype``; ``ValueError`` if not numeric."""
+    """A read-only NumPy copy of ``value`` as ``dtype``; ``ValueError`` if not real
+    numbers (a complex array is refused, not cast: NumPy would drop the imaginary part)."""
     try:
-        a = np.array(value, dtype=dtype)
+        raw = np.asarray(value)
+        if np.iscomplexobj(raw):
+            raise _Complex(raw.dtype)
+        a = np.array(raw, dtype=dtype)
+    except _Complex as e:
+        raise ValueError(
+            f"{where}: {what} must be real, got a complex array ({e}); netdyn does not drop "
+            "imaginary parts."
+        ) from None
     except (TypeError, ValueError) as e:
         raise ValueError(f"{where}: {what} is not a numeric array ({e}).") from None
     a.flags.writeable = False
     return a
+
+
+class _Complex(Exception):
+    """A complex array where real numbers are needed."""
 
 
 def check_finite(a: np.ndarray, what: str, where: str) -> None:

@@ -6,7 +6,15 @@ from pathlib import Path
 import numpy as np
 
 from ._dataset import check_finite, frozen_array
-from ._files import READ_ERRORS, PathLike, npz_array, open_npz, parse_table, read_text
+from ._files import (
+    READ_ERRORS,
+    PathLike,
+    npz_array,
+    open_npz,
+    parse_table,
+    read_npy,
+    read_text,
+)
 
 _TEXT = (".txt", ".csv", ".tsv", ".dat")
 
@@ -37,14 +45,15 @@ def read_projection_matrix(
     **Returns**: a read-only float64 `[sensors, regions]` NumPy array.
 
     **Raises**: `ValueError` naming the file for an unknown suffix, a missing or damaged
-    file, a missing or ambiguous key, an array that is not 2-D, empty, non-numeric or
-    non-finite, or a column count other than `regions` (with a hint when the matrix looks
-    transposed).
+    file (a `.npy` header that claims more data than the file holds is refused before
+    anything is allocated), a missing or ambiguous key, an array that is not 2-D, empty,
+    non-numeric, complex or non-finite, or a column count other than `regions` (with a
+    hint when the matrix looks transposed).
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        gain = _read_npy(path)
+        gain = read_npy(path)
     elif suffix == ".npz":
         with open_npz(path) as archive:
             names = sorted(archive.files)
@@ -87,19 +96,6 @@ def _choose(path: Path, names: list[str], key: str | None, preferred: str | None
             f"{path}: holds {len(names)} arrays {names}; pass key= to choose one."
         )
     return names[0]
-
-
-def _read_npy(path: Path) -> np.ndarray:
-    try:
-        with open(path, "rb") as f:
-            value = np.load(f, allow_pickle=False)
-    except READ_ERRORS as e:
-        raise ValueError(
-            f"{path}: cannot read as a .npy array ({type(e).__name__}: {e})."
-        ) from None
-    if not isinstance(value, np.ndarray):
-        raise ValueError(f"{path}: expected a .npy array, found a .npz archive.")
-    return value
 
 
 def _read_mat(path: Path, key: str | None) -> np.ndarray:

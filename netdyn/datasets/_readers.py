@@ -17,7 +17,15 @@ from ._dataset import (
     check_nonnegative,
     frozen_array,
 )
-from ._files import READ_ERRORS, PathLike, not_utf8, npz_array, open_npz, parse_table, read_text
+from ._files import (
+    READ_ERRORS,
+    PathLike,
+    decode_text,
+    npz_array,
+    open_npz,
+    parse_table,
+    read_text,
+)
 
 
 def read_tvb_zip(path: PathLike, *, name: str | None = None) -> Dataset:
@@ -72,11 +80,9 @@ def read_tvb_zip(path: PathLike, *, name: str | None = None) -> Dataset:
                 raw = archive.read(member)
                 if member.endswith(".bz2"):
                     raw = bz2.decompress(raw)
-                return raw.decode("utf-8"), f"{path}:{member}"
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{member}: cannot read: {not_utf8(e)}") from None
             except READ_ERRORS as e:
                 raise ValueError(f"{path}:{member}: cannot read as text ({e}).") from None
+            return decode_text(raw, f"{path}:{member}"), f"{path}:{member}"
 
         weights_text, weights_where = text("weights", True)
         weights = _parse_matrix(weights_text, "weights", weights_where)
@@ -129,8 +135,10 @@ def read_npz(
     - `fc`: key of a `[nodes, nodes]` functional connectivity matrix.
     - `name`: name of the returned dataset (default: the file's stem).
 
-    **Raises**: `ValueError` naming the file and key for a missing key, a non-square or
-    mismatched matrix, or NaN/infinite or negative (weights, lengths) values.
+    **Raises**: `ValueError` naming the file and key for a missing key, a damaged member
+    (one whose header claims more data than the archive holds included), a non-square or
+    mismatched matrix, complex values, or NaN/infinite or negative (weights, lengths)
+    values.
     """
     path = Path(path)
     defaults = {"lengths": "lengths", "labels": "labels", "fc": "fc"}
@@ -146,13 +154,13 @@ def read_npz(
                 return None
             return npz_array(archive, key, path)
 
-        w = _as_float(get("weights", weights, required=True), f"{path}[{weights!r}]")
+        w = _as_float(get("weights", weights, required=True), "weights", f"{path}[{weights!r}]")
         check_matrix(w, "weights", f"{path}[{weights!r}]")
         check_nonnegative(w, "weights", f"{path}[{weights!r}]")
         ln = get("lengths", lengths)
         if ln is not None:
             where = f"{path}[{lengths!r}]"
-            ln = _as_float(ln, where)
+            ln = _as_float(ln, "lengths", where)
             check_like(ln, "lengths", w, where)
             check_nonnegative(ln, "lengths", where)
         lab = get("labels", labels)
@@ -167,7 +175,7 @@ def read_npz(
             check_count(len(lab), "labels", w.shape[0], f"{path}[{labels!r}]")
         f = get("fc", fc)
         if f is not None:
-            f = _as_float(f, f"{path}[{fc!r}]")
+            f = _as_float(f, "fc", f"{path}[{fc!r}]")
             check_like(f, "fc", w, f"{path}[{fc!r}]")
     return Dataset(w, ln, lab, name=path.stem if name is None else name, fc=f)
 
@@ -175,7 +183,8 @@ def read_npz(
 def read_csv_matrix(path: PathLike, *, delimiter: str | None = None) -> np.ndarray:
     """Read a square numeric matrix from a text file (CSV, TSV or whitespace-separated).
 
-    Lines starting with `#` are comments. With `delimiter=None` the delimiter is a comma
+    Lines starting with `#` are comments; a UTF-8 byte-order mark (as spreadsheet programs
+    write) is dropped. With `delimiter=None` the delimiter is a comma
     when the first data line contains one, whitespace otherwise. No header row or column:
     labels go in a separate file (see [`netdyn.datasets.read_connectome_csv`][]).
 
@@ -241,8 +250,8 @@ def _members_by_stem(archive: zipfile.ZipFile) -> dict[str, list[str]]:
     return members
 
 
-def _as_float(value, where: str) -> np.ndarray:
-    return np.asarray(frozen_array(value, "array", where))
+def _as_float(value, what: str, where: str) -> np.ndarray:
+    return np.asarray(frozen_array(value, what, where))
 
 
 def _parse_matrix(

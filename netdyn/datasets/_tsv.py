@@ -27,7 +27,8 @@ def read_tsv_connectome(
       optional (recognised when any of its fields is not a number), with or without a
       leading corner cell; so is a **first column** of region labels (recognised when the
       first field of every row is not a number). When both are present they must agree.
-      Lines starting with `#` are comments. The matrix is oriented `[target, source]`
+      Lines starting with `#` are comments; a UTF-8 byte-order mark (as spreadsheet
+      programs write) is dropped. The matrix is oriented `[target, source]`
       (row `i` holds the inputs to region `i`; transpose a `[source, target]` file
       yourself; for a symmetric connectome either reading is the same). `lengths` in mm.
     - **Nodes file** (`nodes`, e.g. a BIDS `*_dseg.tsv` or `*_nodes.tsv`): a header row,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._dataset import Dataset
+from ._dataset import Dataset, rechecked
 from ._files import PathLike
 
 
@@ -37,13 +37,20 @@ def write_tvb_zip(data: Dataset, path: PathLike, *, overwrite: bool = False) -> 
 
     **Returns**: `path` as a `Path`.
 
-    **Raises**: `ValueError` when the dataset has no lengths, a label is empty or
+    **Raises**: `ValueError` when the dataset fails the checks of
+    [`netdyn.datasets.Dataset`][] (which [`netdyn.datasets.read_tvb_zip`][] applies too:
+    an edit with `eqx.tree_at` skips them, so they run again here, e.g. on NaN weights or
+    negative lengths), has no lengths, a label is empty or
     contains whitespace (TVB's `centres.txt` is whitespace-separated), `path` exists
     (without `overwrite`) or is a folder, or its folder is missing or not writable.
     """
     path = Path(path)
     if not isinstance(data, Dataset):
         raise ValueError(f"write_tvb_zip needs a netdyn.datasets.Dataset, got {type(data)}.")
+    try:
+        data = rechecked(data)
+    except ValueError as e:
+        raise ValueError(f"write_tvb_zip: not writing {path}: {e}") from None
     if data.lengths is None:
         raise ValueError(
             f"write_tvb_zip: dataset {data.name!r} has no tract lengths, which a TVB "
