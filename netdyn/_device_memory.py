@@ -34,6 +34,16 @@ def total_bytes(device: jax.Device) -> int | None:
     return _host_bytes("SC_PHYS_PAGES")
 
 
+def check_fits(need: int, lead: str, held: str, advice: str) -> None:
+    """Refuse ``need`` bytes that cannot fit in the default device's memory, instead of an
+    allocation failure deep in XLA: ``ValueError("{lead} X GB of {held}, more than this
+    device's Y GB of memory{advice}")``."""
+    limit = total_bytes(jax.devices()[0])
+    if limit is not None and need > limit:
+        raise ValueError(f"{lead} {need / 1e9:.3g} GB of {held}, more than this device's "
+                         f"{limit / 1e9:.3g} GB of memory{advice}")
+
+
 def free_bytes(devices: Sequence[jax.Device]) -> int:
     """Bytes that each of ``devices`` can still allocate (the smallest of them).
 

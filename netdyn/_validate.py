@@ -83,7 +83,10 @@ def _where(bad: np.ndarray, limit: int = 5) -> str:
 
 def finite_array(name: str, value) -> np.ndarray:
     """A concrete ``value`` as a real array with only finite entries; a ``ValueError``
-    naming ``name`` and where the NaN/inf entries are otherwise."""
+    naming ``name`` and where the NaN/inf entries are otherwise (a scalar gets ``number``'s
+    message)."""
+    if np.ndim(value) == 0:
+        return np.asarray(number(name, value))
     a = real_array(name, value)
     if a.dtype.kind == "f":
         bad = ~np.isfinite(a)
@@ -95,9 +98,13 @@ def finite_array(name: str, value) -> np.ndarray:
 
 def array_in_range(name: str, value, *, low: float | None = None,
                    high: float | None = None, low_open: bool = False,
-                   high_open: bool = False) -> np.ndarray:
+                   high_open: bool = False, unit: str = "") -> np.ndarray:
     """``finite_array`` with every entry in ``[low, high]`` (ends open where asked),
-    checked elementwise; the error names the entries out of range."""
+    checked elementwise; the error names the entries out of range (a scalar gets
+    ``number``'s message, with ``unit``)."""
+    if np.ndim(value) == 0:
+        return np.asarray(number(name, value, low=low, high=high, low_open=low_open,
+                                 high_open=high_open, unit=unit))
     a = finite_array(name, value)
     bad = np.zeros(a.shape, bool)
     if low is not None:

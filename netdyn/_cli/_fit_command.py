@@ -46,6 +46,7 @@ from ._report import (
     write_results,
 )
 from ._run_folder import (
+    CHECKPOINT,
     SCAN,
     checkpoint_steps,
     prepare,
@@ -208,7 +209,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
                   f"resume. Start again with: {rerun_command(argv)}", file=sys.stderr)
         else:
             print(f"netdyn fit: interrupted; {saved[0]} of {saved[1]} steps are saved in "
-                  f"{out / 'checkpoint.eqx'}. Continue with: {resume_command(argv)}",
+                  f"{out / CHECKPOINT}. Continue with: {resume_command(argv)}",
                   file=sys.stderr)
         return 130
 
@@ -219,7 +220,7 @@ def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
     saved = checkpoint_steps(out)
     if saved is None or saved[0] == 0:
         return f"{text}; no step is saved: start again with: {rerun_command(argv)}"
-    return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / 'checkpoint.eqx'}: "
+    return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / CHECKPOINT}: "
             f"once it can be written, continue with: {resume_command(argv)}")
 
 

@@ -109,16 +109,15 @@ def _saved_settings(out: Path) -> dict:
     return saved
 
 
-def record_resume(args, out: Path, step: int) -> list[dict]:
+def record_resume(args, out: Path, step: int) -> None:
     """Add this resume to ``out/settings.json``: the step it continues from and the options
     that differ from the fit's saved ones (those of ``FREE``, such as ``--remat``: the steps
-    after ``step`` were computed with them). Returns every resume recorded so far."""
+    after ``step`` were computed with them); ``resumes`` reads them back."""
     saved = _saved_settings(out)
     changed = {name: value for name, value in settings(args).items()
                if name not in ("resume", "overwrite") and saved["settings"].get(name) != value}
     saved["resumed"] = [*saved.get("resumed", []), {"at_step": step, "changed": changed}]
     write_json(out / SETTINGS, saved)
-    return saved["resumed"]
 
 
 def resumes(out: Path) -> list[dict]:

@@ -12,7 +12,7 @@ import optax
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Key
-from .._device_memory import total_bytes
+from .._device_memory import check_fits
 from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._observation._stats import upper_triangle
@@ -79,15 +79,10 @@ def _fcd_target(fcd_target) -> Float[Array, " values"] | None:
 def _check_memory(realisations: int, samples: int, nodes: int, itemsize: int) -> None:
     """Refuse a ``realisations`` count whose measured samples alone (``[realisations,
     samples, nodes]``, all held at once) cannot fit in the device's memory."""
-    need = realisations * samples * nodes * itemsize
-    limit = total_bytes(jax.devices()[0])
-    if limit is not None and need > limit:
-        raise ValueError(
-            f"FcLoss realisations={realisations} would hold {need / 1e9:.3g} GB of monitored "
-            f"samples ({realisations} runs x {samples} samples x {nodes} nodes x "
-            f"{itemsize} bytes), more than this device's {limit / 1e9:.3g} GB of memory: "
-            "use fewer realisations or a shorter duration."
-        )
+    check_fits(realisations * samples * nodes * itemsize,
+               f"FcLoss realisations={realisations} would hold",
+               f"monitored samples ({realisations} runs x {samples} samples x {nodes} nodes "
+               f"x {itemsize} bytes)", ": use fewer realisations or a shorter duration.")
 
 
 def _frozen(tree):

@@ -24,8 +24,7 @@ GRACE = 2.0
 class Interrupts:
     """The Ctrl-C requests of one ``deferred()`` block (see the module docstring)."""
 
-    def __init__(self, active: bool, notice: str | None = None):
-        self.active = active
+    def __init__(self, notice: str | None = None):
         self.notice = notice
         self.pending = False
         self.first: float | None = None  # time.monotonic() of the request being handled
@@ -77,9 +76,9 @@ def deferred(notice: str | None = None) -> Iterator[Interrupts]:
         return
     previous = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield Interrupts(active=False)
+        yield Interrupts()  # never pending: check() never raises
         return
-    state = Interrupts(active=True, notice=notice)
+    state = Interrupts(notice=notice)
     signal.signal(signal.SIGINT, state.handle)
     _active = state
     try:

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._device_memory import total_bytes
+from .._device_memory import check_fits
 from .._monitor._base import AbstractMonitor
 from ._arguments import TimeGrid, whole_steps
 from ._rows import take_rows
@@ -93,14 +93,10 @@ class MonitorSchedule(eqx.Module):
             # Every emission stacks a sample of each monitor, and a float64 time stamp.
             total += n_emit * (per_sample + 8)
             parts.append(f"{name!r}: {n_emit} samples of {shapes}")
-        limit = total_bytes(jax.devices()[0])
-        if limit is not None and total > limit:
-            raise ValueError(
-                f"the monitors would store {total / 1e9:.3g} GB of samples over "
-                f"{self.n_steps} steps ({'; '.join(parts)}), more than this device's "
-                f"{limit / 1e9:.3g} GB of memory. Use longer periods or fewer variables, or "
-                "run in pieces (history=sol.final continues a run exactly)."
-            )
+        check_fits(total, "the monitors would store",
+                   f"samples over {self.n_steps} steps ({'; '.join(parts)})",
+                   ". Use longer periods or fewer variables, or run in pieces "
+                   "(history=sol.final continues a run exactly).")
 
     def update(self, states: dict, y, dt: float) -> dict:
         """Every monitor folds in the state ``y`` after a step."""

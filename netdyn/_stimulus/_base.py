@@ -12,7 +12,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from .._custom_types import Param, Scalar
-from .._validate import finite_array, is_concrete, number, number_lists_as_arrays
+from .._validate import finite_array, is_concrete, number_lists_as_arrays
 
 
 def array_field(owner: str, **kwargs):
@@ -65,11 +65,7 @@ class AbstractStimulus(eqx.Module):
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if not field.metadata.get("static", False) and concrete_numbers(value):
-                name = f"{type(self).__name__}.{field.name}"
-                if np.ndim(value) == 0:
-                    number(name, value)
-                else:
-                    finite_array(name, value)
+                finite_array(f"{type(self).__name__}.{field.name}", value)
 
     @abc.abstractmethod
     def profile(self, t: Scalar) -> Float[Array, ""] | Float[Array, " nodes"]:

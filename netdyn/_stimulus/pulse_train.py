@@ -133,9 +133,7 @@ def _positive(name: str, value) -> np.ndarray | None:
     array; ``None`` for a value that cannot be checked now (traced, a parameterisation)."""
     if not concrete_numbers(value):
         return None
-    if np.ndim(value) == 0:
-        return np.asarray(number(name, value, low=0.0, low_open=True, unit=" ms"))
-    return array_in_range(name, value, low=0.0, low_open=True)
+    return array_in_range(name, value, low=0.0, low_open=True, unit=" ms")
 
 
 def _check_width_fits(width: np.ndarray, period: np.ndarray) -> None:

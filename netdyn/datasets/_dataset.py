@@ -142,22 +142,17 @@ def frozen_array(value, what: str, where: str, dtype=np.float64) -> np.ndarray:
     numbers (a complex array is refused, not cast: NumPy would drop the imaginary part)."""
     try:
         raw = np.asarray(value)
-        if np.iscomplexobj(raw):
-            raise _Complex(raw.dtype)
-        a = np.array(raw, dtype=dtype)
-    except _Complex as e:
-        raise ValueError(
-            f"{where}: {what} must be real, got a complex array ({e}); netdyn does not drop "
-            "imaginary parts."
-        ) from None
+        complex_ = np.iscomplexobj(raw)
+        a = None if complex_ else np.array(raw, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{where}: {what} is not a numeric array ({e}).") from None
+    if complex_:
+        raise ValueError(
+            f"{where}: {what} must be real, got a complex array ({raw.dtype}); netdyn does "
+            "not drop imaginary parts."
+        )
     a.flags.writeable = False
     return a
-
-
-class _Complex(Exception):
-    """A complex array where real numbers are needed."""
 
 
 def check_finite(a: np.ndarray, what: str, where: str) -> None:
