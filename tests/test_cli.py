@@ -500,6 +500,27 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     assert not (out / "params.json").exists()
 
 
+def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys, monkeypatch):
+    # The first scanned G "diverges" (its loss and mean FC are NaN): the scan says so,
+    # naming that G, and keeps it out of the choice of the start.
+    real, seen = _fit_command._scan_point, []
+
+    def first_diverges(loss_fn, model, key):
+        seen.append(float(model.coupling.G))
+        loss, mean_fc = real(loss_fn, model, key)
+        return (jnp.nan, jnp.nan) if len(seen) == 1 else (loss, mean_fc)
+
+    monkeypatch.setattr(_fit_command, "_scan_point", first_diverges)
+    out = tmp_path / "fit"
+    argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
+            "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
+    assert main(argv) == 3  # saturated FC at every finite point: no crossing, as above
+    err = capsys.readouterr().err
+    assert f"diverged (NaN or infinite FC) at G = {seen[0]:.4g}: 1 of {len(seen)}" in err
+    scan = json.loads((out / "scan.json").read_text())
+    assert scan["grid"]["mean_fc"][scan["grid"]["G"].index(seen[0])] is None  # JSON null
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -38,6 +38,7 @@ from ._model import (
 from ._report import (
     cautions,
     diverged_message,
+    diverged_points_message,
     for_people,
     no_crossing_message,
     report,
@@ -135,11 +136,15 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
         # Not past the crossing: there the state may be escaping (see CliModel.crossing).
         losses = np.where(found.values <= max(found.bracket), losses, np.inf)
     best = int(np.argmin(losses))
-    return {"start": None if found.bracket is None else float(found.values[best]),
+    scan = {"start": None if found.bracket is None else float(found.values[best]),
             "bracket": None if found.bracket is None else list(found.bracket),
             "target_mean_fc": level,
             "grid": {"G": found.values.tolist(), "loss": found.results["loss"].tolist(),
                      "mean_fc": found.results["mean_fc"].tolist(), "stage": list(found.stage)}}
+    skipped = diverged_points_message(scan)
+    if skipped is not None:
+        print(skipped, file=sys.stderr, flush=True)
+    return scan
 
 
 def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:

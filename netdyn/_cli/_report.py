@@ -147,6 +147,19 @@ def _runs_line(runs: dict | None) -> str:
     )
 
 
+def diverged_points_message(scan: dict) -> str | None:
+    """The scanned values of G whose simulation diverged (a NaN or infinite mean FC or
+    loss), which the choice of the start skipped; ``None`` when every point is finite."""
+    g = np.asarray(scan["grid"]["G"], dtype=float)
+    ok = np.isfinite(np.asarray(scan["grid"]["mean_fc"], dtype=float)) & np.isfinite(
+        np.asarray(scan["grid"]["loss"], dtype=float))
+    if ok.all():
+        return None
+    bad = ", ".join(f"{v:.4g}" for v in g[~ok])
+    return (f"netdyn fit: the simulation diverged (NaN or infinite FC) at G = {bad}: "
+            f"{int((~ok).sum())} of {g.size} scanned points skipped")
+
+
 def no_crossing_message(scan: dict, out: Path) -> str:
     """Why there is no fit when no scanned G reaches the data's mean FC."""
     g, m = np.asarray(scan["grid"]["G"]), np.asarray(scan["grid"]["mean_fc"])

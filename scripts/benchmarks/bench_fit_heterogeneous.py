@@ -2,7 +2,7 @@
 
 Two ``netdyn fit`` runs of the two-population Wong-Wang model with feedback inhibition
 control on the embedded HCP data (fitted on runs 1-4), homogeneous (``--fit G,sigma``)
-and with one input gain per region (``--fit G,sigma,input-gain --steps 30 --lr 0.02``);
+and with one input gain per region (``--fit G,sigma,input-gain --steps 20 --lr 0.04``);
 then each fitted model is rebuilt from its ``params.json`` with the public API and
 simulated with several held-out noise sets (4 x 288 s each, keys the fits never used),
 and scored against the test runs 5-7 and the training runs 1-4: mean and standard
@@ -34,7 +34,7 @@ jax.config.update("jax_enable_x64", True)
 
 FITS = {
     "homogeneous": ["--fit", "G,sigma"],
-    "input gains": ["--fit", "G,sigma,input-gain", "--steps", "30", "--lr", "0.02"],
+    "input gains": ["--fit", "G,sigma,input-gain", "--steps", "20", "--lr", "0.04"],
 }
 QUICK = ["--duration", "7200", "--burn-in", "7200", "--realisations", "1", "--G", "0.49",
          "--steps", "2", "--heldout-duration", "7200", "--heldout-realisations", "1",
