@@ -10,6 +10,10 @@ from ._coupling._base import (
     AbstractInstantaneousCoupling as AbstractInstantaneousCoupling,
 )
 from ._coupling.difference import DelayedDifference as DelayedDifference, Difference as Difference
+from ._coupling.hyperbolic_tangent import (
+    DelayedHyperbolicTangent as DelayedHyperbolicTangent,
+    HyperbolicTangent as HyperbolicTangent,
+)
 from ._coupling.kuramoto import (
     DelayedKuramotoSine as DelayedKuramotoSine,
     KuramotoSine as KuramotoSine,
@@ -21,9 +25,12 @@ from ._coupling.sigmoidal_jansen_rit import (
     SigmoidalJansenRit as SigmoidalJansenRit,
 )
 from ._dynamics._base import AbstractDynamics as AbstractDynamics
+from ._dynamics.coombes_byrne_2d import CoombesByrne2D as CoombesByrne2D
+from ._dynamics.epileptor import Epileptor as Epileptor
 from ._dynamics.generic_2d_oscillator import Generic2dOscillator as Generic2dOscillator
 from ._dynamics.jansen_rit import JansenRit as JansenRit
 from ._dynamics.kuramoto import Kuramoto as Kuramoto
+from ._dynamics.larter_breakspear import LarterBreakspear as LarterBreakspear
 from ._dynamics.linear import LinearDynamics as LinearDynamics
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
@@ -42,8 +49,13 @@ from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fc_loss import FcLoss as FcLoss
 from ._fit.fit import fit as fit
 from ._fit.history import FitHistory as FitHistory
+from ._fit.identifiability import (
+    Identifiability as Identifiability,
+    identifiability as identifiability,
+)
 from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
+from ._fit.profile import Profile as Profile, profile as profile
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
     AbstractGraph as AbstractGraph,
