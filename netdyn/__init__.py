@@ -56,6 +56,11 @@ from ._fit.identifiability import (
 from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
 from ._fit.profile import Profile as Profile, profile as profile
+from ._fit.uncertainty import (
+    Uncertainty as Uncertainty,
+    t_quantile as t_quantile,
+    uncertainty as uncertainty,
+)
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
     AbstractGraph as AbstractGraph,

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .coordinates import Coordinates, coordinates
 from .fc_loss import FcLoss
-from .select import select
 from .step import split_loss
 
 
@@ -55,16 +55,6 @@ class Identifiability(NamedTuple):
         return out
 
 
-def _labels(names, shapes) -> tuple[str, ...]:
-    out = []
-    for name, shape in zip(names, shapes):
-        if shape == ():
-            out.append(name)
-        else:
-            out += [f"{name}[{','.join(map(str, i))}]" for i in np.ndindex(*shape)]
-    return tuple(out)
-
-
 def describe_direction(vector: np.ndarray, names, top: int = 3, floor: float = 0.2) -> str:
     """A unit vector as its largest components, ``"0.71 a - 0.71 b"`` (components of
     magnitude below ``floor`` are left out, at most ``top`` are shown)."""
@@ -82,6 +72,30 @@ def _eigen(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     w, v = np.linalg.eigh(matrix)
     order = np.argsort(-w)
     return w[order], v[:, order]
+
+
+@eqx.filter_jit
+def _value_and_grad(loss_fn, coords: Coordinates, key, u):
+    return jax.value_and_grad(lambda x: split_loss(loss_fn(coords.at(x), key))[0])(u)
+
+
+@eqx.filter_jit
+def _hvp(loss_fn, coords: Coordinates, key, u, v):
+    def loss(x):
+        return split_loss(loss_fn(coords.at(x), key))[0]
+
+    return jax.jvp(jax.grad(loss), (u,), (v,))[1]
+
+
+def hessian_matrix(loss_fn, coords: Coordinates, key) -> np.ndarray:
+    """The symmetrised Hessian of ``loss_fn(coords.at(u), key)`` at ``coords.u0``, one
+    column per forward-over-reverse product (``jax.jvp`` of ``jax.grad``): memory stays
+    that of one gradient."""
+    u0 = coords.u0
+    cols = [np.asarray(_hvp(loss_fn, coords, key, u0, jnp.asarray(e, u0.dtype)))
+            for e in np.eye(u0.size)]
+    h = np.stack(cols, axis=1)
+    return (h + h.T) / 2
 
 
 def _default_residuals(loss_fn) -> Callable[[Any, Any], Any] | None:
@@ -138,30 +152,13 @@ def identifiability(
     """
     if not (np.isfinite(sloppy_ratio) and 0 < sloppy_ratio < 1):
         raise ValueError(f"identifiability sloppy_ratio must be in (0, 1), got {sloppy_ratio}.")
-    sel = select(model, where, bounds)
-    sizes = [int(np.prod(s, dtype=int)) for s in sel.shapes]
-    names = _labels(sel.names, sel.shapes)
-    u0 = jnp.concatenate([jnp.ravel(t.inverse(jnp.asarray(v)))
-                          for t, v in zip(sel.transforms, sel.values)])
+    coords = coordinates(model, where, bounds)
+    names, u0, at = coords.names, coords.u0, coords.at
     dtype = u0.dtype
-    splits = np.cumsum(sizes)[:-1].tolist()
-
-    def at(u):
-        parts = jnp.split(u, splits)
-        leaves = tuple(t.forward(p.reshape(s)).astype(jnp.result_type(v))
-                       for t, p, s, v in zip(sel.transforms, parts, sel.shapes, sel.values))
-        return eqx.tree_at(sel.leaf_where, model, leaves)
-
-    def loss(u):
-        return split_loss(loss_fn(at(u), key))[0]
-
-    value_and_grad = eqx.filter_jit(jax.value_and_grad(loss))
-    hvp = eqx.filter_jit(lambda u, v: jax.jvp(jax.grad(loss), (u,), (v,))[1])
-    basis = np.eye(u0.size)
-    value, grad = value_and_grad(u0)
-    hessian = np.stack([np.asarray(hvp(u0, jnp.asarray(e, dtype))) for e in basis], axis=1)
-    hessian = (hessian + hessian.T) / 2
+    value, grad = _value_and_grad(loss_fn, coords, key, u0)
+    hessian = hessian_matrix(loss_fn, coords, key)
     h_w, h_v = _eigen(hessian)
+    basis = np.eye(u0.size)
 
     residuals = residuals if residuals is not None else _default_residuals(loss_fn)
     fisher = f_w = f_v = None

@@ -1,0 +1,197 @@
+"""``uncertainty``: how far a fit's values would move with other noise and other runs:
+sandwich and jackknife estimates around the fitted parameters, with intervals."""
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._custom_types import Key
+from .coordinates import Coordinates, coordinates
+from .identifiability import describe_direction, hessian_matrix
+from .step import split_loss
+
+
+class Uncertainty(NamedTuple):
+    r"""What ``uncertainty`` estimated, per coordinate of the fitted leaves (labels as
+    in ``names``: ``"coupling.G"``, ``"dynamics.I_o[3]"``), in the leaves' own units.
+
+    - ``values``: the fitted values.
+    - ``noise_sd``: the spread of the fitted values over the noise realisations the fit
+      could have drawn (``None`` without ``noise_keys``).
+    - ``data_sd``: the spread over the runs the data could have had: the leave-one-run-out
+      jackknife (``None`` without ``leave_one_out``).
+    - ``sd``: both together, $\sqrt{\mathrm{noise\_sd}^2 + \mathrm{data\_sd}^2}$.
+    - ``lower``, ``upper``: the ``level`` interval, $u \pm t_{\nu}\,\sigma_u$ in the
+      fit's coordinates $u$ mapped to the leaves' values (asymmetric for a bounded leaf);
+      $t_\nu$ the Student-t quantile for the Welch-Satterthwaite degrees of freedom
+      ``dof`` of the two variance estimates.
+    - ``hessian_eigenvalues``: of the loss's Hessian in $u$, descending.
+    - ``valid``: the Hessian is positive definite (the fit sits at a minimum); if not,
+      the intervals are NaN and ``note`` says along which direction it is not.
+    """
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    level: float
+    noise_sd: np.ndarray | None
+    data_sd: np.ndarray | None
+    sd: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    dof: np.ndarray
+    hessian_eigenvalues: np.ndarray
+    valid: bool
+    note: str
+
+    def as_dict(self) -> dict:
+        """Plain lists and numbers, for JSON (NaN as ``None``)."""
+
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return [None if not math.isfinite(x) else float(x) for x in v.ravel()]
+            return v
+
+        out = {k: plain(v) for k, v in self._asdict().items()}
+        out["names"] = list(self.names)
+        return out
+
+
+@jax.jit
+def _t_cdf(t, dof):
+    return 1 - 0.5 * jax.scipy.special.betainc(dof / 2, 0.5, dof / (dof + t * t))
+
+
+def t_quantile(p: float, dof: float) -> float:
+    """The ``p`` quantile of Student's t with ``dof`` degrees of freedom (``inf``: the
+    normal), by bisection on $F(t) = 1 - \tfrac12 I_{\nu/(\nu+t^2)}(\nu/2, 1/2)$
+    (absolute error below 1e-9 for ``p`` up to 0.9999 and ``dof`` >= 1)."""
+    if not (0.5 <= p < 1):
+        raise ValueError(f"t_quantile needs 0.5 <= p < 1, got {p}.")
+    if math.isinf(dof):
+        return statistics.NormalDist().inv_cdf(p)
+    lo, hi = 0.0, 1e4
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if float(_t_cdf(mid, float(dof))) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _covariance(vectors: np.ndarray, jackknife: bool) -> np.ndarray:
+    """Sample covariance of the rows (``ddof=1``), or the jackknife's
+    $(R-1)/R \\sum_r (x_r - \\bar x)(x_r - \\bar x)^\\top$."""
+    d = vectors - vectors.mean(axis=0)
+    r = vectors.shape[0]
+    return (d.T @ d) * ((r - 1) / r if jackknife else 1 / (r - 1))
+
+
+@eqx.filter_jit
+def _grad(loss_fn, coords: Coordinates, key, u):
+    return jax.grad(lambda x: split_loss(loss_fn(coords.at(x), key))[0])(u)
+
+
+@eqx.filter_jit
+def _values(coords: Coordinates, u):
+    return coords.to_values(u)
+
+
+@eqx.filter_jit
+def _slope(coords: Coordinates, u):
+    # The transforms act elementwise: the Jacobian is diagonal.
+    return jax.jvp(coords.to_values, (u,), (jnp.ones_like(u),))[1]
+
+
+def uncertainty(
+    loss_fn: Callable[[Any, Any], Any],
+    model: Any,
+    where: Callable[[Any], Any],
+    *,
+    key: Key | None = None,
+    noise_keys: Sequence[Key] | None = None,
+    leave_one_out: Sequence[Callable[[Any, Any], Any]] | None = None,
+    bounds: Any = None,
+    level: float = 0.95,
+) -> Uncertainty:
+    r"""Error bars for fitted parameters $\hat u$ (in the fit's coordinates, ``bounds``
+    as for ``nd.fit``), from both sources of variation, to first order around the fit
+    (the theory of M-estimators; Efron & Stein 1981 for the jackknife):
+
+    - **noise**: $\hat u$ minimises $L(u; \xi)$ for one noise realisation $\xi$ (``key``);
+      another would move it by $-H^{-1}\nabla L(\hat u; \xi')$, so over realisations
+      $\mathrm{Cov}_\xi(\hat u) \approx H^{-1}\,\mathrm{Cov}_{\xi'}[\nabla L(\hat u;
+      \xi')]\,H^{-1}$ (the sandwich), the gradient's covariance estimated from
+      ``noise_keys`` (independent of ``key``; >= 2).
+    - **data**: each ``leave_one_out`` loss is the fit's loss with one run (or subject) left
+      out of the target; one Newton step $\hat u_{(-r)} = \hat u - H^{-1}\nabla
+      L_{(-r)}(\hat u)$ (same ``key``) stands for its refit, and the jackknife gives
+      $\mathrm{Cov}(\hat u) \approx \frac{R-1}{R}\sum_r (\hat u_{(-r)} - \bar u)(\cdot)^\top$
+      (>= 2 losses). It describes the spread over runs drawn like these, not over
+      subjects unless the runs are subjects.
+
+    $H$ is the Hessian of $L(\cdot; \xi)$ at $\hat u$ (``key``). The intervals assume
+    $\hat u$ is a minimum (``valid`` says whether $H$ is positive definite) and that the
+    loss is close to quadratic over the interval. With few keys or runs the variance
+    estimates are themselves uncertain: the interval uses the Student-t quantile for the
+    Welch-Satterthwaite degrees of freedom ($\nu_\xi$ = keys - 1, $\nu_r$ = runs - 1).
+    Cost: (number of coordinates) Hessian-vector products (about 3 gradients each) plus
+    one gradient per noise key and per left-out run; memory that of one gradient.
+
+    **Arguments**:
+
+    - ``loss_fn``, ``model`` (at the fitted values), ``where``, ``key``, ``bounds``: as
+      for ``nd.fit``.
+    - ``noise_keys``: fresh noise keys for the noise part, or ``None``.
+    - ``leave_one_out``: losses ``loss(model, key)`` each with one run left out of the
+      target (e.g. ``loss_fn.replace(target=nd.runs_fc(runs[:r] + runs[r + 1:]))`` for an
+      ``nd.FcLoss``), or ``None``.
+    - ``level``: the intervals' nominal coverage, in (0, 1).
+
+    **Returns**: an ``Uncertainty``.
+    """
+    if not (isinstance(level, float) and 0 < level < 1):
+        raise ValueError(f"uncertainty level must be a number in (0, 1), got {level!r}.")
+    noise_keys = list(noise_keys) if noise_keys is not None else []
+    leave_one_out = list(leave_one_out) if leave_one_out is not None else []
+    if len(noise_keys) == 1 or len(leave_one_out) == 1:
+        raise ValueError("uncertainty needs at least 2 noise_keys and at least 2 "
+                         "leave_one_out losses to estimate a spread (or None).")
+    if not noise_keys and not leave_one_out:
+        raise ValueError("uncertainty needs noise_keys, leave_one_out or both.")
+    coords = coordinates(model, where, bounds)
+    u0 = coords.u0
+    hessian = hessian_matrix(loss_fn, coords, key)
+    w, v = np.linalg.eigh(hessian)
+    valid = bool(w.min() > 0)
+    inv = np.linalg.inv(hessian) if valid else np.full_like(hessian, np.nan)
+    cov_noise = cov_data = None
+    if noise_keys:
+        g = np.stack([np.asarray(_grad(loss_fn, coords, k, u0)) for k in noise_keys])
+        cov_noise = inv @ _covariance(g, jackknife=False) @ inv
+    if leave_one_out:
+        steps = np.stack([-inv @ np.asarray(_grad(fn, coords, key, u0)) for fn in leave_one_out])
+        cov_data = _covariance(steps, jackknife=True)
+    var_n = np.diag(cov_noise) if cov_noise is not None else np.zeros(u0.size)
+    var_d = np.diag(cov_data) if cov_data is not None else np.zeros(u0.size)
+    sd_u = np.sqrt(var_n + var_d)
+    nu_n, nu_d = max(len(noise_keys) - 1, 1), max(len(leave_one_out) - 1, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dof = (var_n + var_d) ** 2 / (var_n**2 / nu_n + var_d**2 / nu_d)
+    quantiles = np.array([t_quantile((1 + level) / 2, float(d)) if np.isfinite(d) else np.nan
+                          for d in dof])
+    slope = np.asarray(_slope(coords, u0))
+    u = np.asarray(u0)
+    lower = np.asarray(_values(coords, jnp.asarray(u - quantiles * sd_u, u0.dtype)))
+    upper = np.asarray(_values(coords, jnp.asarray(u + quantiles * sd_u, u0.dtype)))
+    note = ("first-order intervals around a minimum of the loss" if valid else
+            f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
+            f"{describe_direction(v[:, 0], coords.names)}; no interval")
+    return Uncertainty(
+        coords.names, np.asarray(_values(coords, u0)), level,
+        None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
+        None if cov_data is None else np.abs(slope) * np.sqrt(var_d),
+        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], valid, note)
