@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the first seconds' transient, so that the scan finds G where the mean FC crosses the data's.
 TINY = ["fit", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
         "--heldout-duration", "7200", "--heldout-realisations", "1", "--grid", "3",
-        "--bisect", "3"]
+        "--bisect", "3", "--uncertainty", "off", "--heldout-sets", "1"]
 OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc_heldout.csv",
            "fit.png", "settings.json", "scan.json")
 
@@ -47,7 +47,8 @@ def _fail(argv, capsys) -> str:
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    """A finished 2-step fit, with what it printed and every ``os.replace`` it made."""
+    """A finished 2-step fit, with what it printed and every ``os.replace`` it made (with
+    the parameters' error bars and two held-out noise sets)."""
     out = tmp_path_factory.mktemp("cli") / "fit"
     replaced = []
     real_replace = os.replace
@@ -60,7 +61,8 @@ def finished(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         mp.setattr(os, "replace", spy)
-        assert main([*TINY, "--steps", "2", "--out", str(out)]) == 0
+        assert main([*TINY, "--steps", "2", "--out", str(out), "--uncertainty", "auto",
+                     "--heldout-sets", "2"]) == 0
     return out, replaced, stdout.getvalue(), stderr.getvalue()
 
 
@@ -224,25 +226,29 @@ def test_tiny_run(finished):
     # The default loss: 1 - r + Huber(level gap) of width 0.05.
     huber = level**2 / 0.1 if abs(level) <= 0.05 else abs(level) - 0.025
     np.testing.assert_allclose(report["loss"], 1.0 - r + huber, rtol=1e-8)
-    # Held-out: the written held-out FC, from noise the fit did not see.
+    # Held-out: the written held-out FC (the first of the held-out noise sets), from noise
+    # the fit did not see.
     heldout = np.loadtxt(out / "fc_heldout.csv", delimiter=",")
     assert not np.allclose(heldout, simulated)
-    np.testing.assert_allclose(report["heldout"]["fc_r"],
+    np.testing.assert_allclose(report["heldout_each"][0]["fc_r"],
                                np.corrcoef(heldout[iu], target[iu])[0, 1], rtol=1e-8)
-    np.testing.assert_allclose(report["heldout"]["saturation"], np.mean(heldout[iu] > 0.9))
+    np.testing.assert_allclose(report["heldout_each"][0]["saturation"],
+                               np.mean(heldout[iu] > 0.9))
     # Scored on runs 5-7, which the fit never saw, with the noise ceiling of the split.
     runs = report["runs"]
     assert runs["train_runs"] == [1, 2, 3, 4] and runs["test_runs"] == [5, 6, 7]
-    np.testing.assert_allclose(runs["test"]["fc_r"],
+    np.testing.assert_allclose(report["runs_each"][0]["test"]["fc_r"],
                                np.corrcoef(heldout[iu], test[iu])[0, 1], rtol=1e-6)
+    np.testing.assert_allclose(runs["test"]["fc_r"], np.mean(
+        [e["test"]["fc_r"] for e in report["runs_each"]]), rtol=1e-12)
     np.testing.assert_allclose(runs["test"]["ceiling"],
                                np.corrcoef(target[iu], test[iu])[0, 1], rtol=1e-10)
     np.testing.assert_allclose(runs["test"]["empirical_mean_fc"], test[iu].mean(), rtol=1e-10)
     assert runs["fcd_window"] is None  # 10 samples per run: shorter than the 83-TR window
-    # What makes the result doubtful is said, from the held-out FC.
-    saturated = np.mean(heldout[iu] > 0.9) > 0.05
+    # What makes the result doubtful is said, from the held-out FC (mean over the sets).
+    saturated = np.mean([e["saturation"] for e in report["heldout_each"]]) > 0.05
     assert any("saturated" in c for c in report["cautions"]) == saturated
-    off = abs(heldout[iu].mean() - target[iu].mean()) > 0.1
+    off = abs(np.mean([e["mean_fc"] for e in report["heldout_each"]]) - target[iu].mean()) > 0.1
     assert any("from the fitted" in c for c in report["cautions"]) == off
 
     lines = (out / "history.csv").read_text().splitlines()
@@ -251,6 +257,30 @@ def test_tiny_run(finished):
     assert len(lines) == 3
     history = json.loads((out / "history.json").read_text())
     assert history["params"]["coupling.G"][0] == report["initial"]["coupling.G"]
+
+
+def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
+    out, _, stdout, _ = finished
+    params = json.loads((out / "params.json").read_text())
+    each = params["heldout_each"]
+    assert params["heldout_sets"] == len(each) == 2
+    for k in ("fc_r", "mean_fc", "saturation"):
+        values = [e[k] for e in each]
+        assert params["heldout"][k] == pytest.approx(np.mean(values), rel=1e-12)
+        assert params["heldout_sd"][k] == pytest.approx(np.std(values, ddof=1), rel=1e-9,
+                                                        abs=1e-15)
+    assert each[0]["fc_r"] != each[1]["fc_r"]  # independent noise
+    u = params["uncertainty"]
+    assert u["names"] == ["coupling.G", "noise.sigma"] and u["noise_keys"] == 4
+    assert u["runs_left_out"] == [1, 2, 3, 4] and len(u["hessian_eigenvalues"]) == 2
+    assert u["values"] == pytest.approx([params["parameters"]["coupling.G"],
+                                         params["parameters"]["noise.sigma"]], rel=1e-12)
+    if u["valid"]:
+        assert all(lo < v < hi for lo, v, hi in zip(u["lower"], u["values"], u["upper"]))
+        assert "% intervals (noise over 4 keys" in stdout
+    else:  # two steps from the start need not reach a minimum: said, not hidden
+        assert u["lower"] == [None, None] and "no parameter intervals: not at a minimum" in stdout
+    assert "mean ± sd over 2 sets" in stdout
 
 
 def test_outputs_are_written_atomically(finished):

@@ -7,10 +7,10 @@ options), ``_fit_command`` (the command), ``_report`` (what is written and print
 """
 
 from ._data import load_data as _load_data
-from ._fit_command import HELDOUT_STREAM as _HELDOUT_STREAM
 from ._main import main as main
 from ._model import network as _network, remat as _remat
 from ._parser import build_parser as _build_parser
+from ._uncertainty import HELDOUT_STREAM as _HELDOUT_STREAM
 
 # The underscored names are kept for scripts/benchmarks/bench_fit.py, which rebuilds the CLI's
 # network; new code should use netdyn.presets.

@@ -32,9 +32,13 @@ def check_numbers(args) -> None:
         raise ValueError(f"--lr must be positive, got {args.lr}.")
     for flag, value in (("--realisations", args.realisations),
                         ("--heldout-realisations", args.heldout_realisations),
-                        ("--checkpoint-every", args.checkpoint_every)):
+                        ("--checkpoint-every", args.checkpoint_every),
+                        ("--heldout-sets", args.heldout_sets)):
         if value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}.")
+    if args.uncertainty_keys < 2:
+        raise ValueError(f"--uncertainty-keys must be >= 2 (a spread needs two), got "
+                         f"{args.uncertainty_keys}.")
     if args.grid < 0 or args.grid in (1, 2):
         raise ValueError(f"--grid must be 0 (no scan) or >= 3, got {args.grid}.")
     if args.bisect < 0:

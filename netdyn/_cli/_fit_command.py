@@ -57,10 +57,10 @@ from ._run_folder import (
     resume_command,
     resumes,
 )
+from ._uncertainty import heldout_keys, mean_and_spread, parameter_uncertainty
 
 # The held-out noise: a stream of the seed's key that the fit's realisations
 # (fold_in(key, b) for b < --realisations) never use.
-HELDOUT_STREAM = 2**31 - 1
 
 
 def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
@@ -272,15 +272,19 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
 
     train, simulated, _ = _evaluate(loss_fn, fitted, key)
     interrupt.check()
-    if not args.quiet:
-        print(f"netdyn fit: held-out check, {args.heldout_realisations} x "
-              f"{args.heldout_duration / 1000:g} s with new noise ...", flush=True)
-    heldout, simulated_heldout, signals = _evaluate(heldout_fn, fitted,
-                                                    jax.random.fold_in(key, HELDOUT_STREAM))
+    heldout, simulated_heldout, runs = _heldout(args, data, heldout_fn, fitted, key)
+    if not args.quiet and args.uncertainty != "off":
+        print("netdyn fit: error bars of the parameters ...", flush=True)
+    spread = parameter_uncertainty(args, data, loss_fn, fitted, where, bounds, key,
+                                   fcd_samples(args))
     interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)
-    result = report(args, history, where(fitted), (train, heldout), scan, data.target, elapsed)
-    result["runs"] = _run_scores(args, data, signals)
+    result = report(args, history, where(fitted), (train, heldout[0]), scan, data.target,
+                    elapsed)
+    result["heldout_sd"], result["heldout_each"] = heldout[1], heldout[2]
+    result["heldout_sets"] = args.heldout_sets
+    result["runs"], result["runs_sd"], result["runs_each"] = runs
+    result["uncertainty"] = spread
     result["gradient_check"] = check
     result["resumed"] = resumes(out)
     if maps is not None:
@@ -291,6 +295,24 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
                             simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}")
     print(summary(out, result, plotted))
     return 0
+
+
+def _heldout(args, data: FitData, heldout_fn: FcLoss, fitted, key):
+    """The held-out check over ``--heldout-sets`` noise sets: ``((mean metrics, their
+    sd, each set's), the first set's FC, (mean run scores, their sd, each set's))``."""
+    if not args.quiet:
+        print(f"netdyn fit: held-out check, {args.heldout_sets} set(s) of "
+              f"{args.heldout_realisations} x {args.heldout_duration / 1000:g} s with new "
+              "noise ...", flush=True)
+    metrics, scores, first = [], [], None
+    for k in heldout_keys(key, args.heldout_sets):
+        interrupt.check()
+        m, fc_k, signals = _evaluate(heldout_fn, fitted, k)
+        first = fc_k if first is None else first
+        metrics.append(m)
+        scores.append(_run_scores(args, data, signals))
+    runs = (*mean_and_spread(scores), scores) if scores[0] is not None else (None, None, None)
+    return (*mean_and_spread(metrics), metrics), first, runs
 
 
 def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:

@@ -5,6 +5,7 @@ import argparse
 from .. import datasets
 from .._fit.fc_loss import METRICS
 from ._model import MODELS
+from ._uncertainty import AUTO_COORDINATES
 
 _FIT_HELP = """\
 Fit a delay-coupled network model to the functional connectivity (FC) of training runs of
@@ -60,15 +61,16 @@ the start and the gradient check included); it scales with --steps, --grid, --du
 
 Writes to --out, one folder per fit (each file written atomically): settings.json (the
 options, at the start), scan.json (the search for the start), params.json (fitted and
-initial parameters in the units of --G and --sigma, fit and held-out metrics, the scores
-on the training and test runs with the noise ceiling, the scan, the best step, the
-settings with the values used), history.csv and history.json (one row per step,
-numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse, saturation,
-gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv, checkpoint.eqx
-and fit.png (loss curve, FC matrices and scatters of the fit and of the held-out run, FC
-value histograms, the scan of G, the held-out FC against the test runs') when matplotlib
-is installed (pip install "netdyn[plot]"). A folder with results is not overwritten
-without --overwrite. Ctrl-C keeps the steps done in checkpoint.eqx and prints the command
+initial parameters in the units of --G and --sigma with their 95 % intervals
+(--uncertainty), fit and held-out metrics (mean and sd over --heldout-sets noise sets, and
+each set's), the scores on the training and test runs with the noise ceiling, the scan,
+the best step, the settings with the values used), history.csv and history.json (one row
+per step, numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse, saturation,
+gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv (the first
+held-out set's), checkpoint.eqx and fit.png (loss curve, FC matrices and scatters of the
+fit and of the held-out run, FC value histograms, the scan of G, the held-out FC against
+the test runs') when matplotlib is installed (pip install "netdyn[plot]"). A folder with
+results is not overwritten without --overwrite. Ctrl-C keeps the steps done in checkpoint.eqx and prints the command
 that continues the fit (--resume, with the same options). Exit status: 0 fitted, 1
 diverged, 2 bad options or files, 3 no usable start (no G reaches the data's mean FC),
 130 interrupted.
@@ -78,6 +80,7 @@ DEFAULT_DURATION = 43_200.0
 DEFAULT_REALISATIONS = 4
 DEFAULT_HELDOUT_DURATION = 288_000.0
 DEFAULT_HELDOUT_REALISATIONS = 4
+DEFAULT_HELDOUT_SETS = 3
 DEFAULT_GRID = 17
 DEFAULT_BISECT = 8
 DEFAULT_STEPS = 12
@@ -244,6 +247,18 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
                       default=DEFAULT_HELDOUT_REALISATIONS,
                       help="held-out noise realisations; their FCs are averaged (default "
                       f"{DEFAULT_HELDOUT_REALISATIONS})")
+    held.add_argument("--heldout-sets", type=int, default=DEFAULT_HELDOUT_SETS,
+                      help="independent held-out noise sets, each of --heldout-realisations "
+                      "runs: the held-out metrics and the test-run scores are reported as "
+                      f"mean and standard deviation over them (default {DEFAULT_HELDOUT_SETS})")
+    held.add_argument("--uncertainty", choices=("auto", "on", "off"), default="auto",
+                      help="95 %% intervals of the fitted parameters from two sources: other "
+                      "noise (the gradient's spread over --uncertainty-keys fresh keys, "
+                      "through the loss's Hessian) and other runs (leaving out each training "
+                      "run, one Newton step each); auto: on for at most "
+                      f"{AUTO_COORDINATES} fitted values (default auto)")
+    held.add_argument("--uncertainty-keys", type=int, default=4, dest="uncertainty_keys",
+                      help="noise keys for the intervals, >= 2 (default 4)")
     held.add_argument("--fcd-window", type=int, default=None, dest="fcd_window", metavar="TRS",
                       help="FCD sliding window in TRs (default: the TRs in 60 s, 83 at TR "
                       "720 ms)")

@@ -18,6 +18,7 @@ from ._atomic import write_figure, write_json, write_matrix
 from ._model import MODELS, factor
 from ._plot import figure
 from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
+from ._uncertainty import uncertainty_line
 
 # What write_results writes: the results of a finished fit.
 RESULT_FILES = tuple(name for name in RESULTS if name not in (CHECKPOINT, SCAN))
@@ -123,27 +124,30 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     return True
 
 
-def _fcd(scores: dict) -> str:
-    return f", FCD KS {scores['fcd_ks']:.3f}" if "fcd_ks" in scores else ""
+def _fcd(scores: dict, sd: dict) -> str:
+    return f", FCD KS {_pm(scores, sd, 'fcd_ks')}" if "fcd_ks" in scores else ""
 
 
-def _runs_line(runs: dict | None) -> str:
-    """The line on the test runs (and the training runs) for ``summary``."""
+def _runs_line(runs: dict | None, runs_sd: dict | None) -> str:
+    """The line on the test runs (and the training runs) for ``summary``; ``± sd`` over
+    the held-out noise sets where there are several."""
     if runs is None:
         return ""
-    t = runs.get("test")
-    train = runs["train"]
+    t, sd = runs.get("test"), runs_sd or {}
+    train, train_sd = runs["train"], sd.get("train", {})
     names = ",".join(map(str, runs["test_runs"]))
     if t is None:
         return (f"netdyn fit: no test runs; on the training runs "
-                f"{','.join(map(str, runs['train_runs']))}: FC r {train['fc_r']:.3f}"
-                f"{_fcd(train)}.\n")
+                f"{','.join(map(str, runs['train_runs']))}: FC r "
+                f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}.\n")
+    t_sd = sd.get("test", {})
     return (
         f"netdyn fit: test runs {names} (never fitted), held-out simulation: FC r "
-        f"{t['fc_r']:.3f} = {100 * t['fraction_of_ceiling']:.0f} % of the noise ceiling "
-        f"{t['ceiling']:.3f} (r between training and test FC), mean FC {t['mean_fc']:.3f} "
-        f"(test runs {t['empirical_mean_fc']:.3f}, training {train['empirical_mean_fc']:.3f})"
-        f"{_fcd(t)}; training runs: FC r {train['fc_r']:.3f}{_fcd(train)}.\n"
+        f"{_pm(t, t_sd, 'fc_r')} = {100 * t['fraction_of_ceiling']:.0f} % of the noise "
+        f"ceiling {t['ceiling']:.3f} (r between training and test FC), mean FC "
+        f"{_pm(t, t_sd, 'mean_fc')} (test runs {t['empirical_mean_fc']:.3f}, training "
+        f"{train['empirical_mean_fc']:.3f}){_fcd(t, t_sd)}; training runs: FC r "
+        f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}.\n"
     )
 
 
@@ -205,9 +209,20 @@ def _parameter_text(name: str, v, map_names: list[str]) -> str:
     return f"{name} = mean {np.mean(v):.4g}"
 
 
+def _pm(values: dict, sd: dict, key: str, digits: int = 3) -> str:
+    """``value ± sd`` (just the value without a spread)."""
+    text = f"{values[key]:.{digits}f}"
+    return text + (f" ± {sd[key]:.{digits}f}" if sd.get(key) else "")
+
+
+def _sets(result: dict) -> str:
+    n = result.get("heldout_sets") or 1
+    return "1 set" if n == 1 else f"mean ± sd over {n} sets"
+
+
 def summary(out: Path, result: dict, plotted: bool) -> str:
     """The closing lines printed by ``netdyn fit``."""
-    heldout = result["heldout"]
+    heldout, sd = result["heldout"], result.get("heldout_sd") or {}
     caution = result.get("cautions") or []
     maps = result.get("maps") or {"names": []}
     values = ", ".join(_parameter_text(k, v, maps["names"])
@@ -217,10 +232,12 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         f"FC r {result['initial_fc_r']:.3f} -> {result['fc_r']:.3f} "
         f"(best: step {result['best_step']} of {result['steps']}; "
         f"{result['seconds']:.0f} s).\n"
-        f"netdyn fit: held-out (new noise): FC r {heldout['fc_r']:.3f}, mean FC "
-        f"{heldout['mean_fc']:.3f} (empirical {result['empirical_mean_fc']:.3f}), "
-        f"{100 * heldout['saturation']:.1f} % of pairs > 0.9.\n"
-        + _runs_line(result.get("runs"))
+        f"netdyn fit: held-out (new noise, {_sets(result)}): FC r "
+        f"{_pm(heldout, sd, 'fc_r')}, mean FC {_pm(heldout, sd, 'mean_fc')} (empirical "
+        f"{result['empirical_mean_fc']:.3f}), {100 * heldout['saturation']:.1f} % of pairs "
+        "> 0.9.\n"
+        + _runs_line(result.get("runs"), result.get("runs_sd"))
+        + uncertainty_line(result.get("uncertainty"))
         + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
         + f"netdyn fit: wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"

@@ -29,7 +29,7 @@ RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
 # with the options it changed (record_resume).
 FREE = frozenset({"out", "resume", "overwrite", "checkpoint_every", "no_plot", "quiet",
                   "heldout_duration", "heldout_realisations", "remat", "test_runs",
-                  "no_gradient_check"})
+                  "no_gradient_check", "heldout_sets", "uncertainty", "uncertainty_keys"})
 
 
 def settings(args) -> dict:

@@ -32,6 +32,8 @@ class Uncertainty(NamedTuple):
       $t_\nu$ the Student-t quantile for the Welch-Satterthwaite degrees of freedom
       ``dof`` of the two variance estimates.
     - ``hessian_eigenvalues``: of the loss's Hessian in $u$, descending.
+    - ``sloppy``: the Hessian's eigen-directions with an eigenvalue below 1e-3 of the
+      largest (what the data barely constrain), as their largest components.
     - ``valid``: the Hessian is positive definite (the fit sits at a minimum); if not,
       the intervals are NaN and ``note`` says along which direction it is not.
     """
@@ -46,6 +48,7 @@ class Uncertainty(NamedTuple):
     upper: np.ndarray
     dof: np.ndarray
     hessian_eigenvalues: np.ndarray
+    sloppy: tuple[str, ...]
     valid: bool
     note: str
 
@@ -58,8 +61,11 @@ class Uncertainty(NamedTuple):
             return v
 
         out = {k: plain(v) for k, v in self._asdict().items()}
-        out["names"] = list(self.names)
+        out["names"], out["sloppy"] = list(self.names), list(self.sloppy)
         return out
+
+
+SLOPPY = 1e-3  # eigenvalues below this fraction of the largest: sloppy directions
 
 
 @jax.jit
@@ -190,8 +196,11 @@ def uncertainty(
     note = ("first-order intervals around a minimum of the loss" if valid else
             f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
             f"{describe_direction(v[:, 0], coords.names)}; no interval")
+    top = np.max(np.abs(w))
+    sloppy = tuple(describe_direction(v[:, k], coords.names) for k in range(w.size)
+                   if abs(w[k]) < SLOPPY * top)
     return Uncertainty(
         coords.names, np.asarray(_values(coords, u0)), level,
         None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
         None if cov_data is None else np.abs(slope) * np.sqrt(var_d),
-        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], valid, note)
+        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, valid, note)

@@ -1,0 +1,98 @@
+"""Error bars of ``netdyn fit``: the held-out check over several noise sets, and the
+fitted parameters' intervals (``nd.uncertainty``: noise keys and left-out training runs)."""
+
+import time
+
+import jax
+import numpy as np
+
+from .._fit.fc_loss import FcLoss
+from .._fit.uncertainty import uncertainty
+from .._observation.runs import pooled_fcd_values, runs_fc
+from ._data import FitData
+from ._model import factor
+
+HELDOUT_STREAM = 2**31 - 1  # the held-out noise: a stream of the seed no fit step uses
+UNCERTAINTY_STREAM = 2**31 - 2  # the noise keys of the parameters' error bars
+AUTO_COORDINATES = 8  # --uncertainty auto: computed up to this many fitted values
+
+
+def heldout_keys(key, sets: int) -> list:
+    """The keys of ``sets`` held-out noise sets (the first is the single set's of earlier
+    versions, so its results are unchanged)."""
+    base = jax.random.fold_in(key, HELDOUT_STREAM)
+    return [base] + [jax.random.fold_in(base, k) for k in range(1, sets)]
+
+
+def mean_and_spread(items: list):
+    """Over ``items`` (dicts of numbers, nested): ``(mean, sd)`` of every number (``sd``
+    with ``ddof=1``, 0 for one item); other values are taken from the first item."""
+    first = items[0]
+    if isinstance(first, dict):
+        pairs = {k: mean_and_spread([i[k] for i in items]) for k in first}
+        return {k: m for k, (m, _) in pairs.items()}, {
+            k: s for k, (_, s) in pairs.items() if s is not None}
+    if isinstance(first, float | int) and not isinstance(first, bool):
+        v = np.asarray(items, dtype=float)
+        return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+    return first, None
+
+
+def _leave_one_out(loss_fn: FcLoss, data: FitData, fcd: tuple[int, int]) -> list | None:
+    """The fit's loss with one training run left out of its target (and of the FCD
+    target, when the loss has one), for each training run; ``None`` with fewer than 2."""
+    if data.train is None or len(data.train) < 2:
+        return None
+    out = []
+    for r in range(len(data.train)):
+        others = data.train[:r] + data.train[r + 1:]
+        changes = {"target": runs_fc(others)}
+        if loss_fn.fcd_target is not None:
+            changes["fcd_target"] = pooled_fcd_values(others, *fcd)
+        out.append(loss_fn.replace(**changes))
+    return out
+
+
+def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, bounds, key,
+                          fcd: tuple[int, int]) -> dict:
+    """``nd.uncertainty`` at the fitted parameters (``--uncertainty``,
+    ``--uncertainty-keys``), in the units of the options; ``{"skipped": why}`` when off."""
+    n = sum(int(np.size(x)) for x in jax.tree.leaves(where(fitted)))
+    if args.uncertainty == "off":
+        return {"skipped": "--uncertainty off"}
+    if args.uncertainty == "auto" and n > AUTO_COORDINATES:
+        return {"skipped": f"{n} fitted values, more than {AUTO_COORDINATES}: --uncertainty "
+                f"on computes them ({n} Hessian-vector products, about {3 * n} gradients)"}
+    base = jax.random.fold_in(key, UNCERTAINTY_STREAM)
+    keys = [jax.random.fold_in(base, k) for k in range(args.uncertainty_keys)]
+    leave = _leave_one_out(loss_fn, data, fcd)
+    start = time.perf_counter()
+    u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys, leave_one_out=leave,
+                    bounds=bounds)
+    out = u.as_dict()
+    scale = np.array([factor(args.model, name.split("[")[0]) for name in u.names])
+    for k in ("values", "noise_sd", "data_sd", "sd", "lower", "upper"):
+        if out[k] is not None:
+            out[k] = [None if x is None else x / f for x, f in zip(out[k], scale)]
+    out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
+               runs_left_out=None if leave is None else list(data.train_runs))
+    return out
+
+
+def uncertainty_line(u: dict | None) -> str:
+    """The summary's line of intervals (or why there are none)."""
+    if u is None:
+        return ""
+    if "skipped" in u:
+        return f"netdyn fit: parameter intervals skipped ({u['skipped']}).\n"
+    if not u["valid"]:
+        return f"netdyn fit: no parameter intervals: {u['note']} ({u['seconds']:.0f} s).\n"
+    parts = []
+    for name, v, lo, hi in zip(u["names"], u["values"], u["lower"], u["upper"]):
+        parts.append(f"{name} {v:.4g} [{lo:.4g}, {hi:.4g}]")
+    sources = f"noise over {u['noise_keys']} keys"
+    if u["runs_left_out"]:
+        sources += f", leaving out each of the {len(u['runs_left_out'])} training runs"
+    sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
+    return (f"netdyn fit: {100 * u['level']:.0f} % intervals ({sources}; "
+            f"{u['seconds']:.0f} s): {', '.join(parts)}{sloppy}.\n")
