@@ -70,8 +70,9 @@ gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv (the fi
 held-out set's), checkpoint.eqx and fit.png (loss curve, FC matrices and scatters of the
 fit and of the held-out run, FC value histograms, the scan of G, the held-out FC against
 the test runs') when matplotlib is installed (pip install "netdyn[plot]"). A folder with
-results is not overwritten without --overwrite. Ctrl-C keeps the steps done in checkpoint.eqx and prints the command
-that continues the fit (--resume, with the same options). Exit status: 0 fitted, 1
+results is not overwritten without --overwrite. Ctrl-C keeps the steps done in
+checkpoint.eqx and prints the command that continues the fit (--resume, with the same
+options). Exit status: 0 fitted, 1
 diverged, 2 bad options or files, 3 no usable start (no G reaches the data's mean FC),
 130 interrupted.
 """

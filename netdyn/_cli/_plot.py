@@ -3,11 +3,13 @@
 import numpy as np
 
 
-def figure(history, empirical, train, heldout, title: str, scan=None, runs=None):
+def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
+           interval=None):
     """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
     the scan of G and the held-out run against the test runs' FC (right): a matplotlib
     ``Figure``, or ``None`` without matplotlib. ``empirical``: ``(target, test FC or
-    None)``; ``scan``: the scan's ``grid`` dict; ``runs``: the run scores."""
+    None)``; ``scan``: the scan's ``grid`` dict; ``runs``: the run scores; ``interval``:
+    ``(G, lower, upper)``, the fitted G and its interval, shown on the scan."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -15,7 +17,7 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None)
     target, test = empirical
     fig = Figure(figsize=(17.5, 7), layout="constrained")
     ax = fig.subplots(2, 5)
-    _scan_panel(ax[0, 4], scan, target)
+    _scan_panel(ax[0, 4], scan, target, interval)
     _test_panel(ax[1, 4], test, heldout, runs)
     steps = history.step  # numbered from 1 (_report.for_people)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
@@ -82,8 +84,9 @@ def _test_rows(runs) -> str:
     return rows
 
 
-def _scan_panel(a, scan, target) -> None:
-    """Loss and mean FC of the scan of G, with the data's mean FC."""
+def _scan_panel(a, scan, target, interval=None) -> None:
+    """Loss and mean FC of the scan of G, with the data's mean FC (and the fitted G with
+    its interval)."""
     if scan is None or "mean_fc" not in scan:
         a.axis("off")
         a.set_title("no scan of G (--G given or --grid 0)")
@@ -97,6 +100,10 @@ def _scan_panel(a, scan, target) -> None:
             a.plot(g[at], mean[at], style, color=color, ms=4, label=f"mean FC, {name}")
     iu = np.triu_indices(target.shape[0], k=1)
     a.axhline(target[iu].mean(), color="k", lw=0.8, ls=":", label="data's mean FC")
+    if interval is not None:
+        value, lower, upper = interval
+        a.axvspan(lower, upper, color="C2", alpha=0.25, lw=0)
+        a.axvline(value, color="C2", lw=1.0, label=f"fitted G [{lower:.4g}, {upper:.4g}]")
     a.set_xlabel("G")
     a.set_ylabel("mean FC (one realisation)")
     a.legend(fontsize="x-small")

@@ -109,13 +109,21 @@ def write_results(args, out: Path, result: dict, history: FitHistory, empirical,
     return plotted
 
 
+def _G_interval(u: dict | None) -> tuple[float, float, float] | None:
+    """The fitted G and its interval, ``(G, lower, upper)``, when there is one."""
+    if u is None or not u.get("valid") or "coupling.G" not in u["names"]:
+        return None
+    i = u["names"].index("coupling.G")
+    return u["values"][i], u["lower"][i], u["upper"][i]
+
+
 def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
                   simulated: tuple, title: str) -> bool:
     """``fit.png`` unless ``--no-plot`` or without matplotlib; whether it was written."""
     if args.no_plot:
         return False
     fig = figure(history, empirical, *simulated, title, scan=result["grid"],
-                 runs=result.get("runs"))
+                 runs=result.get("runs"), interval=_G_interval(result.get("uncertainty")))
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")
