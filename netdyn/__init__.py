@@ -129,6 +129,10 @@ from ._remat.uniform import Uniform as Uniform
 from ._simulate.simulate import simulate as simulate
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver
+from ._solver._runge_kutta import (
+    AbstractRungeKutta as AbstractRungeKutta,
+    ButcherTableau as ButcherTableau,
+)
 from ._solver.euler import Euler as Euler
 from ._solver.heun import Heun as Heun
 from ._solver.rk4 import RK4 as RK4

@@ -101,3 +101,49 @@ def test_multiplicative_noise_moments():
     second = (1 + sigma**2 * dt) ** steps
     assert abs(np.mean(y) - 1.0) < 4 * np.sqrt((second - 1) / y.size)
     assert abs(np.mean(y**2) / second - 1) < 0.05
+
+
+def _order_conditions(tab):
+    """The residuals of the Runge-Kutta order conditions up to order 4 (Butcher 2008,
+    Numerical Methods for ODEs, table 310(I)), from the tableau as a full matrix."""
+    s = len(tab.c)
+    a = np.zeros((s, s))
+    for i, row in enumerate(tab.a, start=1):
+        a[i, : len(row)] = row
+    b, c = np.asarray(tab.b) / tab.denominator, np.asarray(tab.c)
+    return {
+        1: [b.sum() - 1.0],
+        2: [b @ c - 1 / 2],
+        3: [b @ c**2 - 1 / 3, b @ a @ c - 1 / 6],
+        4: [b @ c**3 - 1 / 4, (b * c) @ a @ c - 1 / 8, b @ a @ c**2 - 1 / 12,
+            b @ a @ a @ c - 1 / 24],
+    }, a, c
+
+
+@pytest.mark.parametrize("solver", [nd.Euler, nd.Heun, nd.RK4])
+def test_tableau_meets_the_order_conditions_of_its_order(solver):
+    conditions, a, c = _order_conditions(solver.tableau)
+    np.testing.assert_allclose(a.sum(axis=1), c, atol=1e-15)  # row sums are the nodes
+    for order, residuals in conditions.items():
+        if order <= solver.order:
+            np.testing.assert_allclose(residuals, 0.0, atol=1e-15)
+    if solver.order < 4:  # and not the next one: the declared order is the real one
+        assert np.max(np.abs(conditions[solver.order + 1])) > 1e-3
+
+
+def test_a_tableau_declared_by_a_user_integrates():
+    # Ralston's second-order method (a21 = 2/3, b = (1/4, 3/4)): dy/dt = -y from 1 for
+    # 1 ms, against exp(-1), with the error of a second-order method.
+    class Ralston(nd.AbstractRungeKutta):
+        remat: nd.AbstractRemat = nd.NoRemat()
+        order: ClassVar[int] = 2
+        tableau: ClassVar[nd.ButcherTableau] = nd.ButcherTableau(
+            a=((2 / 3,),), b=(1.0, 3.0), c=(0.0, 2 / 3), denominator=4.0)
+
+    errors = []
+    for dt in (0.1, 0.05):
+        y = jnp.ones((1, 1))  # [states, nodes]
+        for n in range(round(1.0 / dt)):
+            y = Ralston().step(lambda t, x: -x, jnp.asarray(n * dt), y, dt, None, lambda x: x)
+        errors.append(abs(float(y[0, 0]) - np.exp(-1.0)))
+    assert 3.6 < errors[0] / errors[1] < 4.4

@@ -2,13 +2,12 @@
 
 from typing import ClassVar
 
-from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
-from ._base import AbstractSolver, Clip, Drift
+from ._runge_kutta import AbstractRungeKutta, ButcherTableau
 
 
-class Euler(AbstractSolver):
+class Euler(AbstractRungeKutta):
     r"""Euler's method, Euler-Maruyama with noise (TVB's ``EulerDeterministic`` /
     ``EulerStochastic``):
 
@@ -17,11 +16,4 @@ class Euler(AbstractSolver):
 
     remat: AbstractRemat = NoRemat()
     order: ClassVar[int] = 1
-
-    def step(
-        self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip
-    ) -> State:
-        y1 = y + dt * drift(t, y)
-        if noise is not None:
-            y1 = y1 + noise
-        return clip(y1)
+    tableau: ClassVar[ButcherTableau] = ButcherTableau(a=(), b=(1.0,), c=(0.0,))

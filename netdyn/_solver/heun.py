@@ -2,13 +2,12 @@
 
 from typing import ClassVar
 
-from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
-from ._base import AbstractSolver, Clip, Drift
+from ._runge_kutta import AbstractRungeKutta, ButcherTableau
 
 
-class Heun(AbstractSolver):
+class Heun(AbstractRungeKutta):
     r"""Heun's method; with noise, TVB's ``HeunStochastic`` scheme:
 
     $$
@@ -27,17 +26,5 @@ class Heun(AbstractSolver):
 
     remat: AbstractRemat = NoRemat()
     order: ClassVar[int] = 2
-
-    def step(
-        self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip
-    ) -> State:
-        k1 = drift(t, y)
-        inter = y + dt * k1
-        if noise is not None:
-            inter = inter + noise
-        inter = clip(inter)
-        k2 = drift(t + dt, inter)
-        y1 = y + 0.5 * dt * (k1 + k2)
-        if noise is not None:
-            y1 = y1 + noise
-        return clip(y1)
+    tableau: ClassVar[ButcherTableau] = ButcherTableau(
+        a=((1.0,),), b=(1.0, 1.0), c=(0.0, 1.0), denominator=2.0, stage_noise=(False, True))

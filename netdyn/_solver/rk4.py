@@ -2,13 +2,12 @@
 
 from typing import ClassVar
 
-from .._custom_types import Scalar, State
 from .._remat._base import AbstractRemat
 from .._remat.no_remat import NoRemat
-from ._base import AbstractSolver, Clip, Drift
+from ._runge_kutta import AbstractRungeKutta, ButcherTableau
 
 
-class RK4(AbstractSolver):
+class RK4(AbstractRungeKutta):
     r"""The classical Runge-Kutta method (TVB's ``RungeKutta4thOrderDeterministic``):
 
     $$ y_{n+1} = y_n + \tfrac{\Delta t}{6}(k_1 + 2k_2 + 2k_3 + k_4) + g(y_n)\,\Delta W_n, $$
@@ -22,16 +21,6 @@ class RK4(AbstractSolver):
 
     remat: AbstractRemat = NoRemat()
     order: ClassVar[int] = 4
-
-    def step(
-        self, drift: Drift, t: Scalar, y: State, dt: float, noise: State | None, clip: Clip
-    ) -> State:
-        half = 0.5 * dt
-        k1 = drift(t, y)
-        k2 = drift(t + half, clip(y + half * k1))
-        k3 = drift(t + half, clip(y + half * k2))
-        k4 = drift(t + dt, clip(y + dt * k3))
-        y1 = y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        if noise is not None:
-            y1 = y1 + noise
-        return clip(y1)
+    tableau: ClassVar[ButcherTableau] = ButcherTableau(
+        a=((0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), b=(1.0, 2.0, 2.0, 1.0),
+        c=(0.0, 0.5, 0.5, 1.0), denominator=6.0)
