@@ -26,6 +26,9 @@ def _edge_term(c, xi, xj):
         return [b - a for a, b in zip(xi, xj)]
     if isinstance(c, (nd.KuramotoSine, nd.DelayedKuramotoSine)):
         return [math.sin(b - a) for a, b in zip(xi, xj)]
+    if isinstance(c, (nd.HyperbolicTangent, nd.DelayedHyperbolicTangent)):
+        b, m, sigma = (float(v) for v in (c.b, c.midpoint, c.sigma))
+        return [1.0 + math.tanh((b * x - m) / sigma) for x in xj]
     if toy.is_jansen_rit(c):
         cmin, cmax, m, r = (float(v) for v in (c.cmin, c.cmax, c.midpoint, c.r))
         return [cmin + (cmax - cmin) / (1.0 + math.exp(r * (m - (xj[0] - xj[1]))))]

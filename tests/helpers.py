@@ -12,6 +12,11 @@ ALL_DYNAMICS = [
     nd.ReducedWongWangExcInh(),
     nd.LinearDynamics(),
     nd.WilsonCowan(),
+    nd.LarterBreakspear(),
+    nd.CoombesByrne2D(),
+    # x1 and x2 start on their thresholds (0, -0.25): states drawn around the initial
+    # state then reach the branches that slope and aa act on.
+    nd.Epileptor(initial_x1=0.0, initial_x2=0.0),
 ]
 """One default instance of every dynamics."""
 
@@ -26,6 +31,8 @@ ALL_COUPLINGS = [
     nd.DelayedSigmoidalJansenRit(G=0.8, cmin=0.1, cmax=1.1, midpoint=0.2, r=1.3),
     nd.KuramotoSine(G=0.9),
     nd.DelayedKuramotoSine(G=0.9),
+    nd.HyperbolicTangent(G=0.4, b=1.2, midpoint=0.3, sigma=0.7),
+    nd.DelayedHyperbolicTangent(G=0.4, b=1.2, midpoint=0.3, sigma=0.7),
 ]
 """Every coupling (instantaneous and delayed, nearest interpolation), with parameters that
 make each term matter for states of order 1. Every coupling maps ``k`` coupled variables to

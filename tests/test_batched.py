@@ -27,6 +27,7 @@ SWEPT = {
     nd.DelayedSigmoidal: "cmax",
     nd.DelayedSigmoidalJansenRit: "G",
     nd.DelayedKuramotoSine: "G",
+    nd.DelayedHyperbolicTangent: "sigma",
 }
 
 

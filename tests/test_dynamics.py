@@ -35,10 +35,14 @@ MODELS = [
     "ReducedWongWangExcInh",
     "LinearDynamics",
     "WilsonCowan",
+    "LarterBreakspear",
+    "CoombesByrne2D",
+    "Epileptor",
 ]
 PARAMETER_SETS = ["default", "custom", "per_node"]
 # Every model with every parameter set, and the sets that also change a model option.
-DFUN_CASES = [(m, s) for m in MODELS for s in PARAMETER_SETS] + [("WilsonCowan", "unshifted")]
+DFUN_CASES = [(m, s) for m in MODELS for s in PARAMETER_SETS] + [("WilsonCowan", "unshifted"),
+                                                                  ("Epileptor", "modified")]
 
 
 @pytest.fixture(scope="module")
@@ -258,6 +262,31 @@ def test_kuramoto_free_rotation():
                                rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_epileptor_seizes_above_the_critical_excitability(dtype):
+    # With y1 = c - d x1^2 relaxed, x1's resting branch is x1' = -x1^3 - 2 x1^2 + 4.1 - z
+    # (x1 < 0): its knee is at x1 = -4/3, z_k = 4.1 - 32/27. The rest state (z = 4 (x1 -
+    # x0)) is stable while it lies left of the knee: x0 < -4/3 - z_k / 4 = -2.062. Above,
+    # the node discharges (x1 > 0). Uncoupled nodes over TVB's range of x0, 4 s at TVB's
+    # dt of 0.05 ms from the default initial state, in float32 and float64: finite, and
+    # seizing exactly above the critical value, the sooner the more excitable.
+    x0 = np.array([-3.0, -2.5, -2.2, -2.12, -2.0, -1.8, -1.6, -1.0])
+    critical = -4.0 / 3.0 - (4.1 - 32.0 / 27.0) / 4.0
+    n = len(x0)
+    dynamics = nd.Epileptor(x0=jnp.asarray(x0, dtype))
+    net = nd.Network(dynamics, nd.Linear(G=0.0), nd.DenseGraph(np.zeros((n, n), dtype)))
+    sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=4000.0, dt=0.05,
+                      history=dynamics.initial_state(n).astype(dtype),
+                      monitors={"raw": nd.Raw(period=1.0)})
+    raw = np.asarray(sol["raw"])
+    assert raw.dtype == dtype
+    assert np.all(np.isfinite(raw))
+    x1 = raw[:, 0]
+    np.testing.assert_array_equal(np.any(x1 > 0.0, axis=0), x0 > critical)
+    onset = np.argmax(x1 > 0.0, axis=0)[x0 > critical]  # ms
+    assert np.all(np.diff(onset) < 0)  # the more excitable, the sooner
+
+
 # ---------------------------------------------------------------------------------------
 # Gradients with respect to every parameter
 # ---------------------------------------------------------------------------------------
@@ -266,6 +295,17 @@ GRADIENT_CASES = {
     # a model off its defaults where every parameter matters, and its history's ranges
     "LinearDynamics": (nd.LinearDynamics(gamma=-0.8), {"x": (-1.0, 1.0)}),
     "WilsonCowan": (nd.WilsonCowan(P=0.5), {"E": (0.0, 0.6), "I": (0.0, 0.4)}),
+    "LarterBreakspear": (nd.LarterBreakspear(),
+                         {"V": (-0.4, 0.3), "W": (0.1, 0.6), "Z": (0.1, 0.2)}),
+    "CoombesByrne2D": (nd.CoombesByrne2D(), {"r": (0.1, 0.5), "V": (-1.0, 0.0)}),
+    # Coupling gains on, and x1, x2 on both sides of their thresholds (0, -0.25) so that
+    # slope and aa matter. The loss is only piecewise smooth (the vector field's
+    # derivatives jump at those thresholds); tt = 0.2 and r = 0.01 keep 20 ms of the
+    # seizing network mild: the differences agree to 2e-9 (at tt = 1 and r = 3.5e-4 the
+    # gradients reach 3e3, and the differences are off by up to 5e-2).
+    "Epileptor": (nd.Epileptor(x0=-1.9, slope=0.2, tt=0.2, r=0.01, Kvf=0.6, Ks=-0.5, Kf=0.4),
+                  {"x1": (-2.0, 1.0), "y1": (-12.0, 0.0), "z": (2.5, 4.5), "x2": (-1.5, 0.0),
+                   "y2": (0.0, 1.5), "g": (-0.5, 0.5)}),
 }
 
 
@@ -303,8 +343,10 @@ def test_parameter_gradients_match_finite_differences(model):
                          for e, h_k in zip(steps, h)])
 
     # Central differences at h and h/2, Richardson-extrapolated (error O(h^4)): they
-    # agree with the gradient to about 5e-10 for every parameter of both models.
-    h = 1e-3 * np.maximum(np.abs(p0), 1.0)
+    # agree with the gradient to about 5e-10 for every parameter of LinearDynamics and
+    # WilsonCowan, 2e-7 for LarterBreakspear (whose thresholds and widths of order 0.15,
+    # e.g. TCa and d_Ca, need steps below 1e-3: with h = 1e-3 the error is 1.5e-3).
+    h = 1e-3 * np.maximum(np.abs(p0), 0.1)
     fd = (4.0 * central(h / 2) - central(h)) / 3.0
     assert np.all(np.abs(fd) > 1e-3)  # every parameter moves the loss
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=0)

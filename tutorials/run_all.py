@@ -28,6 +28,7 @@ TUTORIALS = (
     "heterogeneity",
     "sweeps_and_scale",
     "eeg_jansen_rit",
+    "epileptor_seeg",
     "stimulation",
 )
 
