@@ -32,6 +32,7 @@ from ._dynamics.jansen_rit import JansenRit as JansenRit
 from ._dynamics.kuramoto import Kuramoto as Kuramoto
 from ._dynamics.larter_breakspear import LarterBreakspear as LarterBreakspear
 from ._dynamics.linear import LinearDynamics as LinearDynamics
+from ._dynamics.lorenz import Lorenz as Lorenz
 from ._dynamics.montbrio_pazo_roxin import MontbrioPazoRoxin as MontbrioPazoRoxin
 from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
 from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh as ReducedWongWangExcInh

@@ -17,6 +17,7 @@ ALL_DYNAMICS = [
     # x1 and x2 start on their thresholds (0, -0.25): states drawn around the initial
     # state then reach the branches that slope and aa act on.
     nd.Epileptor(initial_x1=0.0, initial_x2=0.0),
+    nd.Lorenz(),
 ]
 """One default instance of every dynamics."""
 
