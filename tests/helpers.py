@@ -1,6 +1,20 @@
-"""Shared test helpers: parametrisation lists over the library's families."""
+"""Shared test helpers: parametrisation lists over the library's families, and
+``tree_allclose``."""
+
+import jax
+import numpy as np
 
 import netdyn as nd
+
+
+def tree_allclose(a, b, *, rtol: float, atol: float) -> None:
+    """Assert two PyTrees have one structure and leaves equal within ``rtol``/``atol``
+    (``np.testing.assert_allclose`` leaf by leaf, shapes and dtypes included)."""
+    assert jax.tree.structure(a) == jax.tree.structure(b)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.shape == y.shape and x.dtype == y.dtype, (x.shape, y.shape, x.dtype, y.dtype)
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
 
 ALL_DYNAMICS = [
     nd.ReducedWongWang(),

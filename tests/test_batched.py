@@ -13,11 +13,14 @@ import numpy as np
 import pytest
 import toy_networks as toy
 from coupling_oracle import oracle, relax1_np, relax2_np
-from helpers import ALL_COUPLINGS
+from helpers import ALL_COUPLINGS, tree_allclose
 from toy_networks import DT
 
 import netdyn as nd
 from netdyn._simulate import _batched
+
+CLOSE = {"rtol": 1e-11, "atol": 1e-13}  # batched against single runs: summation order
+
 
 N_STEPS = 30
 # The parameter each delayed coupling is swept over.
@@ -92,11 +95,6 @@ MONITORS = {
 }
 
 
-def _assert_close(a, b):
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
-        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-11, atol=1e-13)
-
-
 def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_runs):
     net = _rww()
     Gs = jnp.linspace(0.2, 0.9, 8)
@@ -113,11 +111,11 @@ def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_ru
     for b in range(8):
         one = run(Gs[b], keys[b], 0.0, 60.0)
         pick = lambda tree, b=b: jax.tree.map(lambda x: x[b], tree)  # noqa: E731
-        _assert_close(pick(first.ys), one.ys)
-        _assert_close(pick(first.final), one.final)
+        tree_allclose(pick(first.ys), one.ys, **CLOSE)
+        tree_allclose(pick(first.final), one.final, **CLOSE)
         two = run(Gs[b], keys[b], 60.0, 120.0, one.final)
-        _assert_close(pick(second.ys), two.ys)
-        _assert_close(pick(second.final), two.final)
+        tree_allclose(pick(second.ys), two.ys, **CLOSE)
+        tree_allclose(pick(second.final), two.final, **CLOSE)
     np.testing.assert_array_equal(second.final.step, np.full(8, 240))
     assert np.abs(first["raw"][0] - first["raw"][-1]).max() > 1e-3
 
@@ -140,7 +138,8 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_la
     got = jax.vmap(run)(histories, amplitudes)
     assert batch_last_runs == [8]
     for b in range(8):
-        _assert_close(jax.tree.map(lambda x: x[b], got.ys), run(histories[b], amplitudes[b]).ys)
+        tree_allclose(jax.tree.map(lambda x: x[b], got.ys),
+                      run(histories[b], amplitudes[b]).ys, **CLOSE)
 
 
 def test_a_batched_graph_or_a_small_batch_runs_the_plain_vmap(getkey, batch_last_runs):

@@ -10,9 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import tree_allclose
 
 import netdyn as nd
 
+CLOSE = {"rtol": 1e-12, "atol": 1e-12}  # a sweep against a loop of single runs
 N_NODES = 5
 
 
@@ -51,13 +53,6 @@ def _loop(fn, net, where, points):
     return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
 
 
-def _assert_close(a, b):
-    assert jax.tree.structure(a) == jax.tree.structure(b)
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-        assert x.shape == y.shape and x.dtype == np.float64
-        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
-
-
 def test_one_parameter_matches_loop_with_ragged_batches(capsys):
     fn, net = _problem()
     where = lambda n: n.coupling.G  # noqa: E731
@@ -65,7 +60,7 @@ def test_one_parameter_matches_loop_with_ragged_batches(capsys):
     got = nd.sweep(fn, net, G_VALUES, where=where, batch_size=3, progress=True)
     want = _loop(fn, net, where, [jnp.asarray(g) for g in G_VALUES])
     assert got["r"].shape == (7,) and got["mean"].shape == (7, N_NODES)
-    _assert_close(got, want)
+    tree_allclose(got, want, **CLOSE)
     # The results differ across the grid (the sweep did change G).
     assert np.ptp(got["r"]) > 1e-3
     assert "batch 3/3" in capsys.readouterr().err
@@ -81,7 +76,7 @@ def test_two_parameters_outer_product_with_per_region_values():
     points = [(jnp.asarray(g), jnp.asarray(i)) for g in gs for i in i_o]
     want = _loop(fn, net, where, points)
     want = jax.tree.map(lambda x: x.reshape((3, 2) + x.shape[1:]), want)
-    _assert_close(got, want)
+    tree_allclose(got, want, **CLOSE)
 
 
 _SHARDED = """
@@ -119,9 +114,10 @@ def test_sharded_across_four_host_devices_matches_unsharded(tmp_path):
     want = nd.sweep(fn, net, G_VALUES, where=lambda n: n.coupling.G, batch_size=2)
     with np.load(out_file) as z:
         saved = {k: z[k] for k in z.files}
-    _assert_close({k: saved[k] for k in want}, want)
-    _assert_close({k: saved["three_" + k] for k in want}, want)
-    _assert_close({k: saved["few_" + k] for k in want}, jax.tree.map(lambda x: x[:2], want))
+    tree_allclose({k: saved[k] for k in want}, want, **CLOSE)
+    tree_allclose({k: saved["three_" + k] for k in want}, want, **CLOSE)
+    tree_allclose({k: saved["few_" + k] for k in want},
+                  jax.tree.map(lambda x: x[:2], want), **CLOSE)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +155,7 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch):
         return sol["raw"]
 
     want = _loop(fn, net, where, values)
-    _assert_close(nd.sweep(fn, net, values, where=where), want)
+    tree_allclose(nd.sweep(fn, net, values, where=where), want, **CLOSE)
     chosen = []
     real = nd._sweep.fitting_batch
 
@@ -169,13 +165,13 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch):
         return batch, compiled
 
     monkeypatch.setattr(nd._sweep, "fitting_batch", spy)
-    _assert_close(nd.sweep(fn, net, values, where=where, max_bytes=2**40), want)
+    tree_allclose(nd.sweep(fn, net, values, where=where, max_bytes=2**40), want, **CLOSE)
     compile_at, batch, _ = chosen.pop()
     assert batch == len(values)
     one, whole = compile_at(1)[1], compile_at(len(values))[1]
     assert whole > one
     budget = int(one + 0.4 * (whole - one))
-    _assert_close(nd.sweep(fn, net, values, where=where, max_bytes=budget), want)
+    tree_allclose(nd.sweep(fn, net, values, where=where, max_bytes=budget), want, **CLOSE)
     _, batch, need = chosen.pop()
     assert 1 < batch < len(values) and need <= budget
     with pytest.raises(ValueError, match="one grid point per device needs"):
