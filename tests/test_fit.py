@@ -18,7 +18,7 @@ import pytest
 
 import netdyn as nd
 from netdyn._fit.checkpoint import load_checkpoint
-from netdyn._fit.loop import check_common
+from netdyn._fit.options import check_common
 from netdyn._fit.progress import Progress
 
 # ---------------------------------------------------------------------------------------

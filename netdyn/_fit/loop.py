@@ -12,7 +12,7 @@ import optax
 from . import interrupt
 from .errors import FitDivergedError, diverged_message
 from .history import FitHistory, HistoryRows
-from .options import FitOptions, check_common as check_common  # (for tests/test_fit.py)
+from .options import FitOptions
 from .placement import StartsPlacement
 from .progress import Progress
 from .resume import FitCheckpoint
