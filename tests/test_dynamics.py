@@ -293,6 +293,17 @@ def test_epileptor_seizes_above_the_critical_excitability(dtype):
 
 GRADIENT_CASES = {
     # a model off its defaults where every parameter matters, and its history's ranges
+    "ReducedWongWang": (nd.ReducedWongWang(), {"S": (0.1, 0.6)}),
+    "Generic2dOscillator": (nd.Generic2dOscillator(), {"V": (-1.0, 1.0), "W": (-1.0, 1.0)}),
+    "SupHopf": (nd.SupHopf(a=-0.2), {"x": (-0.5, 0.5), "y": (-0.5, 0.5)}),
+    "JansenRit": (nd.JansenRit(), {"y0": (-0.5, 0.5), "y1": (0.0, 20.0), "y2": (0.0, 10.0),
+                                   "y3": (-5.0, 5.0), "y4": (-50.0, 50.0),
+                                   "y5": (-50.0, 50.0)}),
+    # r well above its bound at 0 (the clip would put a kink into the loss); J = 5: at the
+    # default 15 the loss curves so strongly in J that the differences at the test's step
+    # are off by 5e-5 (they converge to the gradient at smaller steps: 9e-8 at h = 1.5e-5)
+    "MontbrioPazoRoxin": (nd.MontbrioPazoRoxin(J=5.0), {"r": (0.8, 1.5), "V": (-0.3, 0.5)}),
+    "Kuramoto": (nd.Kuramoto(omega=0.2), {"theta": (0.0, 6.0)}),
     "LinearDynamics": (nd.LinearDynamics(gamma=-0.8), {"x": (-1.0, 1.0)}),
     "WilsonCowan": (nd.WilsonCowan(P=0.5), {"E": (0.0, 0.6), "I": (0.0, 0.4)}),
     "LarterBreakspear": (nd.LarterBreakspear(),
@@ -312,9 +323,14 @@ GRADIENT_CASES = {
 }
 
 
+# The coupling of each model's loss: DelayedLinear(G=0.5) unless named here.
+GRADIENT_COUPLINGS = {"JansenRit": nd.DelayedSigmoidalJansenRit(G=0.5)}
+
+
 def _delayed_loss(dynamics, ranges, names, n=4, steps=200, dt=0.1):
     """A loss of the parameters ``names`` (a vector): a fixed random projection of a
     delayed network's trajectory from a random history."""
+    coupling = GRADIENT_COUPLINGS.get(type(dynamics).__name__, nd.DelayedLinear(G=0.5))
     weights, delays = connectome(n)
     rng = np.random.default_rng(0)
     history = np.stack([rng.uniform(*ranges[s], (40, n)) for s in dynamics.state_names], 1)
@@ -322,7 +338,7 @@ def _delayed_loss(dynamics, ranges, names, n=4, steps=200, dt=0.1):
 
     def loss(p):
         d = eqx.tree_at(lambda d: [getattr(d, k) for k in names], dynamics, list(p))
-        net = nd.Network(d, nd.DelayedLinear(G=0.5), nd.DelayGraph(weights, delays))
+        net = nd.Network(d, coupling, nd.DelayGraph(weights, delays))
         sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=steps * dt, dt=dt, history=history,
                           monitors={"raw": nd.Raw()})
         return jnp.sum(sol["raw"] * probe)
