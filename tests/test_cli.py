@@ -104,6 +104,8 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--fcd-window", "1"], "--fcd-window must be >= 2"),
         (["--burn-in", "-5"], "--burn-in must be a finite number of ms >= 0"),
         (["--checkpoint-every", "0"], "--checkpoint-every must be >= 1"),
+        (["--heldout-sets", "0"], "--heldout-sets must be >= 1"),
+        (["--uncertainty-keys", "1"], "--uncertainty-keys must be >= 2"),
         (["--speed", "0"], "--speed must be a finite number of mm/ms > 0"),
         (["--resume", "--overwrite"], "give one of them"),
         (["--fit", "G,I_o:regional"], "the suffixes are ':global' and ':maps'"),
