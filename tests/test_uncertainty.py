@@ -106,3 +106,43 @@ def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         nd.uncertainty(LinearLoss(jnp.zeros(6)), Params(jnp.zeros(2)), lambda p: p.theta,
                        key=jax.random.key(0), **kwargs)
+
+
+class _Square(eqx.Module):
+    loss: nd.FcLoss
+
+    def __call__(self, model, key):
+        value, metrics = self.loss(model, key)
+        return value * value, metrics
+
+
+class _AsIs(eqx.Module):
+    loss: nd.FcLoss
+
+    def __call__(self, model, key):
+        return self.loss(model, key)
+
+
+def _coupling(n):
+    return n.coupling.G
+
+
+def test_an_rmse_fc_loss_is_squared_first():
+    # The root of a mean square concentrates its curvature at each noise key's own minimum
+    # (benchmarks/uncertainty.md): nd.uncertainty works on its square, the same minimiser.
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.0, 1.0, (3, 3))
+    np.fill_diagonal(w, 0.0)
+    net = nd.Network(nd.LinearDynamics(gamma=-0.2), nd.Linear(G=0.05), nd.DenseGraph(w),
+                     nd.AdditiveNoise(0.05))
+    target = np.array([[1.0, 0.3, 0.2], [0.3, 1.0, 0.25], [0.2, 0.25, 1.0]])
+    loss = nd.FcLoss(target, nd.Heun(), nd.TemporalAverage(period=4.0), duration=400.0,
+                     burn_in=40.0, realisations=2, metric="rmse")
+    keys = list(jax.random.split(jax.random.key(0), 3))
+    got = nd.uncertainty(loss, net, _coupling, key=keys[0], noise_keys=keys[1:])
+    want = nd.uncertainty(_Square(loss), net, _coupling, key=keys[0], noise_keys=keys[1:])
+    np.testing.assert_allclose(got.hessian_eigenvalues, want.hessian_eigenvalues, rtol=1e-12)
+    np.testing.assert_allclose(got.noise_sd, want.noise_sd, rtol=1e-12)
+    # Hidden in a module that is not an FcLoss, the root is taken as it is: another H.
+    as_is = nd.uncertainty(_AsIs(loss), net, _coupling, key=keys[0], noise_keys=keys[1:])
+    assert not np.allclose(as_is.hessian_eigenvalues, got.hessian_eigenvalues, rtol=1e-3)
