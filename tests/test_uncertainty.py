@@ -146,3 +146,38 @@ def test_an_rmse_fc_loss_is_squared_first():
     # Hidden in a module that is not an FcLoss, the root is taken as it is: another H.
     as_is = nd.uncertainty(_AsIs(loss), net, _coupling, key=keys[0], noise_keys=keys[1:])
     assert not np.allclose(as_is.hessian_eigenvalues, got.hessian_eigenvalues, rtol=1e-3)
+
+
+class Pair(eqx.Module):
+    a: jax.Array
+    b: jax.Array
+
+
+def _pair(p):
+    return p.a, p.b
+
+
+def test_a_flat_parameter_gets_no_interval_and_the_other_a_conditional_one():
+    # L = (a - 1 + 0.3 z_key)**2 + 1e-6 b**2 / 2 near b = 0, slightly negative in b through
+    # the noise: b is not constrained; a's interval holds b fixed and is the sandwich's,
+    # sd = 0.3 (the noise moves the minimiser in a by 0.3 z).
+    def loss(m, key):
+        z = jax.random.normal(key, (), dtype=jnp.float64)
+        return (m.a - 1.0 + 0.3 * z) ** 2 - 1e-6 * (1.0 + z) * m.b**2
+
+    keys = list(jax.random.split(jax.random.key(2), 401))
+    out = nd.uncertainty(loss, Pair(jnp.asarray(1.0), jnp.asarray(0.0)), _pair, key=keys[0],
+                         noise_keys=keys[1:])
+    assert out.valid and list(out.constrained) == [True, False]
+    assert np.isnan(out.sd[1]) and np.isnan(out.lower[1]) and "b, no interval" in out.note
+    assert out.sd[0] == pytest.approx(0.3, rel=0.1)
+
+
+def test_a_saddle_is_not_a_minimum():
+    def loss(m, key):
+        return (m.a - 1.0) ** 2 - 0.5 * m.b**2
+
+    keys = list(jax.random.split(jax.random.key(2), 3))
+    out = nd.uncertainty(loss, Pair(jnp.asarray(1.0), jnp.asarray(0.0)), _pair, key=keys[0],
+                         noise_keys=keys[1:])
+    assert not out.valid and "not at a minimum" in out.note and np.all(np.isnan(out.sd))

@@ -88,8 +88,10 @@ def uncertainty_line(u: dict | None) -> str:
     if not u["valid"]:
         return f"netdyn fit: no parameter intervals: {u['note']} ({u['seconds']:.0f} s).\n"
     parts = []
-    for name, v, lo, hi in zip(u["names"], u["values"], u["lower"], u["upper"]):
-        parts.append(f"{name} {v:.4g} [{lo:.4g}, {hi:.4g}]")
+    for name, v, lo, hi, ok in zip(u["names"], u["values"], u["lower"], u["upper"],
+                                   u["constrained"]):
+        parts.append(f"{name} {v:.4g} [{lo:.4g}, {hi:.4g}]" if ok else
+                     f"{name} {v:.4g} (not constrained by the data: no interval)")
     sources = f"noise over {u['noise_keys']} keys"
     if u["runs_left_out"]:
         sources += f", leaving out each of the {len(u['runs_left_out'])} training runs"

@@ -35,8 +35,13 @@ class Uncertainty(NamedTuple):
     - ``hessian_eigenvalues``: of the loss's Hessian in $u$, descending.
     - ``sloppy``: the Hessian's eigen-directions with an eigenvalue below 1e-3 of the
       largest (what the data barely constrain), as their largest components.
-    - ``valid``: the Hessian is positive definite (the fit sits at a minimum); if not,
-      the intervals are NaN and ``note`` says along which direction it is not.
+    - ``constrained``: per coordinate, whether the loss pins it down. A coordinate that
+      dominates an eigen-direction of the Hessian whose eigenvalue is within 1e-3 of the
+      largest of 0 (flat; slightly negative through noise) is not: it gets no interval (NaN), and
+      the others' intervals hold it at its fitted value (conditional intervals).
+    - ``valid``: the Hessian of the constrained coordinates is positive definite (the fit
+      sits at a minimum); if not, every interval is NaN and ``note`` says along which
+      direction it is not.
     """
 
     names: tuple[str, ...]
@@ -50,6 +55,7 @@ class Uncertainty(NamedTuple):
     dof: np.ndarray
     hessian_eigenvalues: np.ndarray
     sloppy: tuple[str, ...]
+    constrained: np.ndarray
     valid: bool
     note: str
 
@@ -62,6 +68,7 @@ class Uncertainty(NamedTuple):
             return v
 
         out = {k: plain(v) for k, v in self._asdict().items()}
+        out["constrained"] = [bool(c) for c in self.constrained]
         out["names"], out["sloppy"] = list(self.names), list(self.sloppy)
         return out
 
@@ -133,6 +140,18 @@ def _slope(coords: Coordinates, u):
     return jax.jvp(coords.to_values, (u,), (jnp.ones_like(u),))[1]
 
 
+def _constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The coordinates the loss constrains: all but those dominating (a component of
+    magnitude >= 0.5, or the largest) an eigen-direction whose eigenvalue is within
+    ``SLOPPY`` times the largest of 0 (flat; slightly negative through noise)."""
+    free = np.zeros(w.size, dtype=bool)
+    for k in np.flatnonzero(np.abs(w) <= SLOPPY * np.max(np.abs(w))):
+        component = np.abs(v[:, k])
+        free |= component >= 0.5
+        free[np.argmax(component)] = True
+    return ~free
+
+
 def uncertainty(
     loss_fn: Callable[[Any, Any], Any],
     model: Any,
@@ -201,8 +220,11 @@ def uncertainty(
     u0 = coords.u0
     hessian = hessian_matrix(loss_fn, coords, key)
     w, v = np.linalg.eigh(hessian)
-    valid = bool(w.min() > 0)
-    inv = np.linalg.inv(hessian) if valid else np.full_like(hessian, np.nan)
+    ok = _constrained(w, v)
+    sub = hessian[np.ix_(ok, ok)]
+    valid = bool(ok.any() and np.linalg.eigvalsh(sub).min() > 0)
+    inv = np.zeros_like(hessian)
+    inv[np.ix_(ok, ok)] = np.linalg.inv(sub) if valid else np.nan
     cov_noise = cov_data = None
     if noise_keys:
         g = np.stack([np.asarray(_grad(loss_fn, coords, k, u0)) for k in noise_keys])
@@ -212,6 +234,7 @@ def uncertainty(
         cov_data = _covariance(steps, jackknife=True)
     var_n = np.diag(cov_noise) if cov_noise is not None else np.zeros(u0.size)
     var_d = np.diag(cov_data) if cov_data is not None else np.zeros(u0.size)
+    var_n, var_d = np.where(ok, var_n, np.nan), np.where(ok, var_d, np.nan)
     sd_u = np.sqrt(var_n + var_d)
     nu_n, nu_d = max(len(noise_keys) - 1, 1), max(len(leave_one_out) - 1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -222,9 +245,16 @@ def uncertainty(
     u = np.asarray(u0)
     lower = np.asarray(_values(coords, jnp.asarray(u - quantiles * sd_u, u0.dtype)))
     upper = np.asarray(_values(coords, jnp.asarray(u + quantiles * sd_u, u0.dtype)))
-    note = ("first-order intervals around a minimum of the loss" if valid else
-            f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
-            f"{describe_direction(v[:, 0], coords.names)}; no interval")
+    free = [n for n, c in zip(coords.names, ok) if not c]
+    if not valid:
+        note = (f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
+                f"{describe_direction(v[:, 0], coords.names)}; no interval")
+    elif free:
+        note = (f"not constrained by the data (flat or negative curvature): "
+                f"{', '.join(free)}, no interval; the other intervals hold "
+                f"{'it' if len(free) == 1 else 'them'} at the fitted value")
+    else:
+        note = "first-order intervals around a minimum of the loss"
     top = np.max(np.abs(w))
     sloppy = tuple(describe_direction(v[:, k], coords.names) for k in range(w.size)
                    if abs(w[k]) < SLOPPY * top)
@@ -232,4 +262,4 @@ def uncertainty(
         coords.names, np.asarray(_values(coords, u0)), level,
         None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
         None if cov_data is None else np.abs(slope) * np.sqrt(var_d),
-        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, valid, note)
+        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, ok, valid, note)
