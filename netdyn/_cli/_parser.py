@@ -49,15 +49,24 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
 - Gradient check: at the start, the gradient is compared with central finite
   differences of the loss along a random direction (--no-gradient-check skips it); a
   disagreement is printed and saved.
-- Held-out check: the fitted model is simulated again with new noise, 4 x 288 s after the
-  burn-in; its FC r, mean FC and fraction of pairs above 0.9 (saturation) against the
-  fitted FC, and its FC r, mean FC, saturation and FCD KS against the test runs (with the
-  fraction of the noise ceiling reached) are printed and saved next to the fit's.
+- Held-out check: the fitted model is simulated again with new noise, 3 independent sets
+  of 4 x 288 s after the burn-in (--heldout-sets); its FC r, mean FC and fraction of pairs
+  above 0.9 (saturation) against the fitted FC, and its FC r, mean FC, saturation and FCD
+  KS against the test runs (with the fraction of the noise ceiling reached) are printed
+  and saved next to the fit's, as mean and standard deviation over the sets.
+- Error bars: 95 % intervals of the fitted parameters from other noise (the gradient's
+  spread over 4 fresh noise keys through the loss's Hessian) and other runs (leaving out
+  each training run), computed when at most 8 values are fitted (--uncertainty); a
+  parameter the data do not constrain (a flat direction of the loss) is named and gets
+  none.
 
-Measured with these defaults: 310 s for the whole command on a 2-core x86_64 CPU
-(load 1.2-2.6) in float64 (benchmarks/fit.md in the source repository; the search for
-the start and the gradient check included); it scales with --steps, --grid, --duration,
---realisations and the number of regions.
+Measured with these defaults: 973 s for the whole command on a 2-core x86_64 CPU
+shared with other jobs (load 2.3-3.5; the search for the start, the gradient check and
+the fit 614 s, the error bars 276 s, the 3 held-out sets the rest) in float64
+(benchmarks/fit.md in the source repository); an earlier run on a quieter machine, with
+one held-out set and no error bars, took 310 s. It scales with --steps, --grid,
+--duration, --realisations and the number of regions; --uncertainty off and
+--heldout-sets 1 save the error bars' share.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json (the
 options, at the start), scan.json (the search for the start), params.json (fitted and

@@ -25,14 +25,15 @@ def heldout_keys(key, sets: int) -> list:
 
 
 def mean_and_spread(items: list):
-    """Over ``items`` (dicts of numbers, nested): ``(mean, sd)`` of every number (``sd``
-    with ``ddof=1``, 0 for one item); other values are taken from the first item."""
+    """Over ``items`` (dicts of scores, nested): ``(mean, sd)`` of every float score
+    (``sd`` with ``ddof=1``, 0 for one item); other values (integers such as the FCD
+    window, run numbers, names) are settings, taken from the first item."""
     first = items[0]
     if isinstance(first, dict):
         pairs = {k: mean_and_spread([i[k] for i in items]) for k in first}
         return {k: m for k, (m, _) in pairs.items()}, {
             k: s for k, (_, s) in pairs.items() if s is not None}
-    if isinstance(first, float | int) and not isinstance(first, bool):
+    if isinstance(first, float):
         v = np.asarray(items, dtype=float)
         return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
     return first, None
