@@ -40,6 +40,18 @@ from netdyn._fit.resume import saved_steps
 STEPS = 6
 
 
+@pytest.fixture(autouse=True)
+def _python_sigint_handler():
+    """As at a terminal: Python's own SIGINT handler, also when the test run was started
+    with SIGINT ignored (a background job of a non-interactive shell ignores it, and a
+    process that ignores Ctrl-C is rightly left alone by netdyn's deferral). Subprocesses
+    then start with the default disposition too."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+
 def _argv(folder: Path, out: Path, *extra: str, every: int = 100) -> list[str]:
     return ["fit", "--weights", str(folder / "w.csv"), "--lengths", str(folder / "l.csv"),
             "--fc", str(folder / "fc.csv"), "--G", "0.2", "--grid", "0",
