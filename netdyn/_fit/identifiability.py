@@ -55,6 +55,12 @@ class Identifiability(NamedTuple):
         return out
 
 
+def flat_directions(w: np.ndarray, ratio: float) -> np.ndarray:
+    """The indices of the eigenvalues ``w`` within ``ratio`` times the largest magnitude of
+    0: the sloppy (flat) directions, slightly negative ones (noise) included."""
+    return np.flatnonzero(np.abs(w) <= ratio * np.max(np.abs(w)))
+
+
 def describe_direction(vector: np.ndarray, names, top: int = 3, floor: float = 0.2) -> str:
     """A unit vector as its largest components, ``"0.71 a - 0.71 b"`` (components of
     magnitude below ``floor`` are left out, at most ``top`` are shown)."""
@@ -169,8 +175,7 @@ def identifiability(
         fisher = jac.T @ jac
         f_w, f_v = _eigen(fisher)
     w, v = (f_w, f_v) if fisher is not None else (h_w, h_v)
-    top = np.max(np.abs(w))
     sloppy = tuple(f"{w[k]:.3g}: {describe_direction(v[:, k], names)}"
-                   for k in range(w.size) if abs(w[k]) < sloppy_ratio * top)
+                   for k in flat_directions(w, sloppy_ratio))
     return Identifiability(names, float(value), np.asarray(grad), hessian, h_w, h_v,
                            fisher, f_w, f_v, sloppy)

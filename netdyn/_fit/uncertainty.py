@@ -14,7 +14,7 @@ import numpy as np
 from .._custom_types import Key
 from .coordinates import Coordinates, coordinates
 from .fc_loss import FcLoss
-from .identifiability import describe_direction, hessian_matrix
+from .identifiability import describe_direction, flat_directions, hessian_matrix
 from .step import split_loss
 
 
@@ -145,7 +145,7 @@ def _constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
     magnitude >= 0.5, or the largest) an eigen-direction whose eigenvalue is within
     ``SLOPPY`` times the largest of 0 (flat; slightly negative through noise)."""
     free = np.zeros(w.size, dtype=bool)
-    for k in np.flatnonzero(np.abs(w) <= SLOPPY * np.max(np.abs(w))):
+    for k in flat_directions(w, SLOPPY):
         component = np.abs(v[:, k])
         free |= component >= 0.5
         free[np.argmax(component)] = True
@@ -255,9 +255,8 @@ def uncertainty(
                 f"{'it' if len(free) == 1 else 'them'} at the fitted value")
     else:
         note = "first-order intervals around a minimum of the loss"
-    top = np.max(np.abs(w))
-    sloppy = tuple(describe_direction(v[:, k], coords.names) for k in range(w.size)
-                   if abs(w[k]) < SLOPPY * top)
+    sloppy = tuple(describe_direction(v[:, k], coords.names)
+                   for k in flat_directions(w, SLOPPY))
     return Uncertainty(
         coords.names, np.asarray(_values(coords, u0)), level,
         None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
