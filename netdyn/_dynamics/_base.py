@@ -1,10 +1,12 @@
 """Abstract base of neural-mass dynamics."""
 
 import abc
-from collections.abc import Mapping
+import numbers
+from collections.abc import Mapping, Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
+from jaxtyping import ArrayLike
 
 from .._custom_types import CouplingInput, Scalar, State
 
@@ -52,6 +54,20 @@ class AbstractDynamics(eqx.Module):
     @abc.abstractmethod
     def initial_state(self, n_nodes: int) -> State:
         """A default initial state ``[states, nodes]`` (also the constant initial history)."""
+
+
+def constant_state(values: Sequence[ArrayLike | Sequence[numbers.Real]], n_nodes: int) -> State:
+    """The state ``[len(values), nodes]`` whose row ``k`` holds ``values[k]`` at every node:
+    what the models' ``initial_state`` returns from their ``initial_<state>`` fields.
+
+    Each value is a scalar, the same at every node, or a ``[nodes]`` array or list (a
+    per-region initial value). Every row is cast to the default floating dtype (float64
+    with x64, float32 without), whatever the values' own dtypes: an integer or a float32
+    field still gives a state of the dtype the solvers start from.
+    """
+    return jnp.stack(
+        [jnp.broadcast_to(jnp.asarray(v, dtype=float), (n_nodes,)) for v in values]
+    )
 
 
 def coupled_indices(dynamics: AbstractDynamics) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class CoombesByrne2D(AbstractDynamics):
@@ -78,6 +78,4 @@ class CoombesByrne2D(AbstractDynamics):
         return jnp.stack([dr, dV])
 
     def initial_state(self, n_nodes: int) -> State:
-        y = jnp.stack(jnp.broadcast_arrays(jnp.asarray(self.initial_r, dtype=float),
-                                           jnp.asarray(self.initial_V, dtype=float)))
-        return jnp.broadcast_to(y.reshape(2, -1), (2, n_nodes))
+        return constant_state((self.initial_r, self.initial_V), n_nodes)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
 from .._functions import logistic
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class Epileptor(AbstractDynamics):
@@ -159,7 +159,6 @@ class Epileptor(AbstractDynamics):
         return jnp.stack(jnp.broadcast_arrays(dx1, dy1, dz, dx2, dy2, dg))
 
     def initial_state(self, n_nodes: int) -> State:
-        values = [self.initial_x1, self.initial_y1, self.initial_z, self.initial_x2,
-                  self.initial_y2, self.initial_g]
-        y = jnp.stack(jnp.broadcast_arrays(*(jnp.asarray(v, dtype=float) for v in values)))
-        return jnp.broadcast_to(y.reshape(6, -1), (6, n_nodes))
+        values = (self.initial_x1, self.initial_y1, self.initial_z, self.initial_x2,
+                  self.initial_y2, self.initial_g)
+        return constant_state(values, n_nodes)

@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class Generic2dOscillator(AbstractDynamics):
@@ -77,9 +77,4 @@ class Generic2dOscillator(AbstractDynamics):
         return jnp.stack([dV, dW])
 
     def initial_state(self, n_nodes: int) -> State:
-        return jnp.stack(
-            [
-                jnp.broadcast_to(jnp.asarray(self.initial_V, dtype=float), (n_nodes,)),
-                jnp.broadcast_to(jnp.asarray(self.initial_W, dtype=float), (n_nodes,)),
-            ]
-        )
+        return constant_state((self.initial_V, self.initial_W), n_nodes)

@@ -3,10 +3,9 @@
 from typing import ClassVar
 
 import equinox as eqx
-import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class Kuramoto(AbstractDynamics):
@@ -41,4 +40,4 @@ class Kuramoto(AbstractDynamics):
         return dtheta[None]
 
     def initial_state(self, n_nodes: int) -> State:
-        return jnp.broadcast_to(jnp.asarray(self.initial_theta, dtype=float), (1, n_nodes))
+        return constant_state((self.initial_theta,), n_nodes)

@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 def _gate(x, threshold, width):
@@ -159,7 +159,4 @@ class LarterBreakspear(AbstractDynamics):
         return self.t_scale * jnp.stack([dV, dW, dZ])
 
     def initial_state(self, n_nodes: int) -> State:
-        y = jnp.stack(jnp.broadcast_arrays(jnp.asarray(self.initial_V, dtype=float),
-                                           jnp.asarray(self.initial_W, dtype=float),
-                                           jnp.asarray(self.initial_Z, dtype=float)))
-        return jnp.broadcast_to(y.reshape(3, -1), (3, n_nodes))
+        return constant_state((self.initial_V, self.initial_W, self.initial_Z), n_nodes)

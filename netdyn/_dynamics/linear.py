@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class LinearDynamics(AbstractDynamics):
@@ -51,5 +51,4 @@ class LinearDynamics(AbstractDynamics):
         return jnp.stack([self.gamma * y[0] + c[0]])
 
     def initial_state(self, n_nodes: int) -> State:
-        x = jnp.broadcast_to(jnp.asarray(self.initial_x, dtype=float), (n_nodes,))
-        return x[None]
+        return constant_state((self.initial_x,), n_nodes)

@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class Lorenz(AbstractDynamics):
@@ -55,6 +55,4 @@ class Lorenz(AbstractDynamics):
                           x * v - self.beta * z])
 
     def initial_state(self, n_nodes: int) -> State:
-        values = (self.initial_x, self.initial_y, self.initial_z)
-        return jnp.stack([jnp.broadcast_to(jnp.asarray(v, dtype=float), (n_nodes,))
-                          for v in values])
+        return constant_state((self.initial_x, self.initial_y, self.initial_z), n_nodes)

@@ -7,7 +7,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class MontbrioPazoRoxin(AbstractDynamics):
@@ -73,9 +73,4 @@ class MontbrioPazoRoxin(AbstractDynamics):
         return jnp.stack([dr, dV])
 
     def initial_state(self, n_nodes: int) -> State:
-        return jnp.stack(
-            [
-                jnp.broadcast_to(jnp.asarray(self.initial_r, dtype=float), (n_nodes,)),
-                jnp.broadcast_to(jnp.asarray(self.initial_V, dtype=float), (n_nodes,)),
-            ]
-        )
+        return constant_state((self.initial_r, self.initial_V), n_nodes)

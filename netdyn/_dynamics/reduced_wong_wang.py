@@ -3,11 +3,10 @@
 from typing import ClassVar
 
 import equinox as eqx
-import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
 from .._functions import z_over_one_minus_exp
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class ReducedWongWang(AbstractDynamics):
@@ -60,4 +59,4 @@ class ReducedWongWang(AbstractDynamics):
         return dS[None]
 
     def initial_state(self, n_nodes: int) -> State:
-        return jnp.broadcast_to(jnp.asarray(self.initial_S, dtype=float), (1, n_nodes))
+        return constant_state((self.initial_S,), n_nodes)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
 from .._functions import z_over_one_minus_exp
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 def transfer(a, b, d, x):
@@ -105,6 +105,4 @@ class ReducedWongWangExcInh(AbstractDynamics):
         return transfer(self.a_i, self.b_i, self.d_i, x_i)
 
     def initial_state(self, n_nodes: int) -> State:
-        y = jnp.stack(jnp.broadcast_arrays(jnp.asarray(self.initial_S_e, dtype=float),
-                                           jnp.asarray(self.initial_S_i, dtype=float)))
-        return jnp.broadcast_to(y.reshape(2, -1), (2, n_nodes))
+        return constant_state((self.initial_S_e, self.initial_S_i), n_nodes)

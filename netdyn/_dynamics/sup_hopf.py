@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class SupHopf(AbstractDynamics):
@@ -55,9 +55,4 @@ class SupHopf(AbstractDynamics):
         return jnp.stack([dx, dv])
 
     def initial_state(self, n_nodes: int) -> State:
-        return jnp.stack(
-            [
-                jnp.broadcast_to(jnp.asarray(self.initial_x, dtype=float), (n_nodes,)),
-                jnp.broadcast_to(jnp.asarray(self.initial_y, dtype=float), (n_nodes,)),
-            ]
-        )
+        return constant_state((self.initial_x, self.initial_y), n_nodes)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from .._custom_types import CouplingInput, Param, Scalar, State
 from .._functions import logistic
-from ._base import AbstractDynamics
+from ._base import AbstractDynamics, constant_state
 
 
 class WilsonCowan(AbstractDynamics):
@@ -107,6 +107,4 @@ class WilsonCowan(AbstractDynamics):
         return amplitude * s
 
     def initial_state(self, n_nodes: int) -> State:
-        y = jnp.stack(jnp.broadcast_arrays(jnp.asarray(self.initial_E, dtype=float),
-                                           jnp.asarray(self.initial_I, dtype=float)))
-        return jnp.broadcast_to(y.reshape(2, -1), (2, n_nodes))
+        return constant_state((self.initial_E, self.initial_I), n_nodes)
