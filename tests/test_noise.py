@@ -180,6 +180,24 @@ def test_increment_is_fold_in_normal(impl):
         np.testing.assert_allclose(got, expected, rtol=1e-15, atol=0)
 
 
+@pytest.mark.parametrize("partitionable", [True, False])
+@pytest.mark.parametrize("dtype", [jnp.float64, jnp.float32])
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg", None])
+def test_draws_are_jax_random_bit_for_bit(impl, dtype, partitionable):
+    """With sigma = 1 and dt = 1 the increment is the draw itself: compiled, it equals
+    ``jax.random.normal(fold_in(key, step))`` bit for bit, for Threefry keys under either
+    setting of ``jax_threefry_partitionable`` too (``impl=None``: the default, a raw key)."""
+    key = jax.random.PRNGKey(11) if impl is None else jax.random.key(11, impl=impl)
+    y = jnp.zeros((2, 5), dtype)
+    noise = nd.AdditiveNoise(sigma=1.0)
+    with jax.threefry_partitionable(partitionable):
+        draw = jax.jit(lambda key, step: noise.increment(key, step, y, 1.0, (0, 1)))
+        for step in (0, 1, 12345):
+            step = jnp.asarray(step, jnp.int32)
+            z = jax.random.normal(jax.random.fold_in(key, step), (2, 5), dtype)
+            np.testing.assert_array_equal(draw(key, step), z)
+
+
 def test_noise_depends_only_on_key_and_step():
     """Same key: bit-identical, whatever the remat blocks or a split into a continuation;
     another key: another trajectory."""

@@ -7,10 +7,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array
 
+from .. import _xla_tricks
 from .._validate import array_in_range, is_concrete
 
 
@@ -119,16 +119,10 @@ def concrete_max(name: str, delays) -> float:
 
 
 def steps_of(delays: Array, dt: float) -> Array:
-    """``delays / dt``, correctly rounded (as NumPy's and TVB's division).
-
-    XLA rewrites a division by a constant or a broadcast scalar into a multiplication by
-    its reciprocal, ``d * (1 / dt)``, which is off by an ulp for about a third of all
-    delays: enough to move a tie such as ``d / dt = 915.5`` (a tract of 228.875 mm at 5
-    mm/ms, dt = 0.05 ms) to the other whole step. Dividing by an array of ``d``'s own
-    shape that XLA cannot see through (also under ``vmap``) keeps a true division.
-    """
-    divisor = lax.optimization_barrier(lax.stop_gradient(delays) * 0 + dt)
-    return delays / divisor
+    """``delays / dt``, correctly rounded (as NumPy's and TVB's division): a tract of
+    228.875 mm at 5 mm/ms is 915.4999... steps of 0.05 ms, read as 915 whole steps, where
+    the product with ``1 / dt`` (XLA's rewrite of a division) gives 915.5, read as 916."""
+    return _xla_tricks.divide(delays, dt)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))

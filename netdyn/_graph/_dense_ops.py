@@ -2,12 +2,11 @@
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jaxtyping import Array, Float
 
+from .. import _xla_tricks
 from ._base import DelayIndex
-from ._pairwise import pairwise_sum
 from ._reads import read_rows
 
 
@@ -19,55 +18,36 @@ def target_values(x: Float[Array, "k nodes"]) -> Float[Array, "k nodes 1"]:
     return x[:, :, None]
 
 
-def _row_sums(x: Float[Array, "... n"]) -> Float[Array, "..."]:
-    # A matrix-vector product with ones rather than ``jnp.sum``: XLA:CPU hands reductions
-    # to a library kernel (YNNPACK) that costs ~10 us per call at this size, and dots'
-    # outputs are materialised once instead of being recomputed inside every consumer.
-    ones = np.ones(x.shape[-1:], x.dtype)  # a literal: no broadcast kernel per step
-    return (x.reshape(-1, x.shape[-1]) @ ones).reshape(x.shape[:-1])
-
-
 def weighted_sum(weights, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
     n_targets, n_sources = v.shape[-2:]
     if n_targets == 1:  # depends on the source only: a matrix-vector product
         return jnp.einsum("ij,kj->ki", weights, v[..., 0, :])
     if n_sources == 1:  # depends on the target only
-        return _row_sums(weights) * v[..., 0]
+        return _xla_tricks.row_sums(weights) * v[..., 0]
     return _edge_sums(weights, v)
 
 
 @jax.custom_jvp
 def _edge_sums(weights, v):
-    return _row_sums(weights * v)
+    return _xla_tricks.row_sums(weights * v)
 
 
 def _edge_sums_jvp(primals, tangents):
     weights, v = primals
     d_weights, d_v = tangents
-    out = _row_sums(weights * v)
+    out = _xla_tricks.row_sums(weights * v)
     terms = []
     if not isinstance(d_v, SymbolicZero):
-        terms.append(_row_sums(weights * d_v))
+        terms.append(_xla_tricks.row_sums(weights * d_v))
     if not isinstance(d_weights, SymbolicZero):
-        terms.append(_row_sums(d_weights * v))
+        terms.append(_xla_tricks.row_sums(d_weights * v))
     if not terms:
         return out, SymbolicZero(jax.typeof(out).to_tangent_aval())
-    return out, _materialised(sum(terms[1:], terms[0]))
+    # Reverse mode computes the sums' cotangent once per node, not once per edge.
+    return out, _xla_tricks.materialise_linear(sum(terms[1:], terms[0]))
 
 
 _edge_sums.defjvp(_edge_sums_jvp, symbolic_zeros=True)
-
-
-def _materialised(x):
-    # ``x @ I``: the same values, as a dot. Reverse mode transposes it into ``ct @ I``,
-    # which XLA:CPU computes once into memory. Without it, XLA fuses the long elementwise
-    # chain that computes the cotangent ``ct`` of the sums (the solver stages'
-    # derivatives) into the broadcast over sources that follows, and evaluates it once
-    # per edge instead of once per node (measured on the 80-node reference workload: ~5x
-    # the reverse pass of a step). Optimization barriers do not stop that fusion on CPU.
-    n = x.shape[-1]
-    eye = np.eye(n, dtype=x.dtype)
-    return (x.reshape(-1, n) @ eye).reshape(x.shape)
 
 
 def _flat_rows(index_rows, n_rows: int, n_nodes: int):
@@ -111,5 +91,5 @@ def weighted_sum_batched(weights, v: Float[Array, "m t s batch"]) -> Float[Array
         x = jnp.moveaxis(v[:, 0], 1, 0).reshape(n, m * batch)
         return jnp.moveaxis((weights @ x).reshape(-1, m, batch), 1, 0)
     if n_sources == 1:
-        return _row_sums(weights)[:, None] * v[:, :, 0]
-    return pairwise_sum(weights[:, :, None] * v, axis=2)
+        return _xla_tricks.row_sums(weights)[:, None] * v[:, :, 0]
+    return _xla_tricks.pairwise_sum(weights[:, :, None] * v, axis=2)

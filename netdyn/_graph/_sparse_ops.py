@@ -15,10 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from .._materialise import materialised
+from .. import _xla_tricks
 from ._base import DelayIndex
 from ._checks import check_real
-from ._pairwise import pairwise_sum
 from ._reads import read_rows
 
 
@@ -96,14 +95,10 @@ def chunk_layout(targets: np.ndarray, sources: np.ndarray, n_nodes: int):
 def gather_edges(
     x: Float[Array, "k nodes"], nodes: Int[Array, " edges"]
 ) -> Float[Array, "k edges"]:
-    # XLA:CPU fuses the producer of ``x`` (a solver stage: the dynamics and the noise's
-    # threefry hash) into the gather, recomputing it once per edge instead of once per
-    # node (instantaneous coupling + noise, 400 nodes, 10 %, 2-core CPU: 56 -> 49 us/step
-    # for Linear, 85 -> 72 for Difference, 2x under load). The token, a node index, is
-    # non-negative (``validate`` rules out negative ones). On GPU a conditional cost a
-    # host round trip (24 -> 81 us/step on an H100), hence CPU only (see ``materialised``).
+    # The producer of ``x`` (a solver stage) would be recomputed once per edge. The token,
+    # a node index, is non-negative: ``validate`` rules out negative ones.
     if nodes.shape[0]:
-        x = materialised(x, nodes[0])
+        x = _xla_tricks.materialise(x, nodes[0])
     return x[:, nodes]
 
 
@@ -204,11 +199,10 @@ def weighted_sum_batched(
     blocks: tuple[tuple[int, int], ...],
     chunk_index: Int[Array, "nodes chunks"],
 ) -> Float[Array, "m nodes batch"]:
-    # ``weighted_sum`` with the batch on the trailing axis; the chunks' sums as halving
-    # adds (their lengths are powers of two), the chunks of a node added in order.
+    # ``weighted_sum`` with the batch on the trailing axis: sums over the middle axis.
     wv = weights[:, None] * v
     m, _, batch = wv.shape
-    partial = [pairwise_sum(chunk, axis=2) for chunk in _chunks(wv, blocks)]
+    partial = [_xla_tricks.pairwise_sum(chunk, axis=2) for chunk in _chunks(wv, blocks)]
     partial.append(jnp.zeros((m, 1, batch), wv.dtype))
     per_node = jnp.concatenate(partial, axis=1)[:, chunk_index]  # [m, nodes, chunks, B]
-    return pairwise_sum(per_node, axis=2)
+    return _xla_tricks.pairwise_sum(per_node, axis=2)

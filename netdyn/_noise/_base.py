@@ -1,94 +1,23 @@
 """Abstract base of noise."""
 
 import abc
-import math
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
-import numpy as np
-from jax import lax
 
+from .. import _xla_tricks
 from .._custom_types import Key, Param, State
-from .._materialise import materialised
 from .._names import as_names
-
-# Rotation constants of Threefry-2x32 (Salmon, Moraes, Dror, Shaw 2011, table 4).
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = np.uint32(0x1BD11BDA)
-
-
-def _threefry2x32(k1, k2, x1, x2):
-    """Threefry-2x32, 20 rounds, written out (the block cipher of ``jax.random``).
-
-    **Reference**: Salmon, Moraes, Dror, Shaw (2011), *Parallel random numbers: as easy
-    as 1, 2, 3*, SC '11.
-    """
-    keys = (k1, k2, k1 ^ k2 ^ _PARITY)
-    x1 = x1 + keys[0]
-    x2 = x2 + keys[1]
-    for block in range(5):
-        for r in _ROTATIONS[block % 2]:
-            x1 = x1 + x2
-            x2 = (
-                lax.shift_left(x2, np.uint32(r)) | lax.shift_right_logical(x2, np.uint32(32 - r))
-            ) ^ x1
-        x1 = x1 + keys[(block + 1) % 3]
-        x2 = x2 + keys[(block + 2) % 3] + np.uint32(block + 1)
-    return x1, x2
-
-
-def _threefry_normal(data, step, shape: tuple[int, ...], dtype):
-    """``jax.random.normal(jax.random.fold_in(key, step), shape, dtype)``, bit for bit.
-
-    JAX lowers Threefry on CPU to a rolled loop (two nested while loops per draw, each a
-    handful of tiny kernels), which made the noise draw the most expensive part of a
-    time step. Written out, the hash fuses with the Gaussian transform into one kernel.
-    The layout (fold-in counter ``(0, step)``, counters ``(0, n)`` for element ``n``,
-    mantissa-fill uniform on ``(-1, 1)``, ``sqrt(2) erfinv(u)``) is that of
-    ``jax.random`` with ``jax_threefry_partitionable`` (the default); should JAX change
-    it, draws stay a deterministic function of ``(key, step)`` but no longer equal
-    ``jax.random.normal``'s.
-    """
-    step = jnp.asarray(step).astype(jnp.uint32)
-    k1, k2 = _threefry2x32(data[0], data[1], jnp.zeros_like(step), step)
-    counter = lax.iota(np.uint32, math.prod(shape)).reshape(shape)
-    b1, b2 = _threefry2x32(k1, k2, jnp.zeros_like(counter), counter)
-    finfo = jnp.finfo(dtype)
-    if finfo.bits == 64:
-        uint = np.uint64
-        bits = lax.shift_left(b1.astype(uint), uint(32)) | b2.astype(uint)
-    else:
-        uint = np.uint32
-        bits = b1 ^ b2
-    one = np.array(1.0, dtype)
-    mantissa = lax.shift_right_logical(bits, uint(finfo.bits - finfo.nmant))
-    u = lax.bitcast_convert_type(mantissa | one.view(uint), dtype) - one  # [0, 1)
-    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype))
-    u = lax.max(lo, u * (one - lo) + lo)
-    return np.array(np.sqrt(2), dtype) * lax.erf_inv(u)
 
 
 def standard_normal(key: Key, step, shape: tuple[int, ...], dtype):
-    """Counter-based standard normal draw of step ``step``: a function of ``(key, step)``.
-
-    Equal to ``jax.random.normal(jax.random.fold_in(key, step), shape, dtype)`` for every
-    key implementation; Threefry keys (JAX's default) take a faster, equivalent path.
-    """
-    dtype = np.dtype(dtype)
-    data = jax.random.key_data(key)
-    if (
-        str(jax.random.key_impl(key)) == "threefry2x32"
-        and jax.config.jax_threefry_partitionable
-        and data.shape == (2,)
-        and dtype.itemsize in (4, 8)
-    ):
-        z = _threefry_normal(data, step, shape, dtype)
-    else:
-        z = jax.random.normal(jax.random.fold_in(key, step), shape, dtype)
-    # Computed once: XLA:CPU would otherwise copy the ~350 operations per element of the
-    # draw into each of its consumers (the solver stages, the clipping, the history push).
-    return materialised(z, step)
+    """The standard normal draw of step ``step``:
+    ``jax.random.normal(jax.random.fold_in(key, step), shape, dtype)`` bit for bit, for
+    every key implementation and either setting of ``jax_threefry_partitionable``."""
+    z = _xla_tricks.fold_in_normal(key, step, shape, dtype)
+    # Computed once: XLA:CPU would otherwise copy the draw's ~350 operations per element
+    # into each of its consumers (the solver stages, the clipping, the history push).
+    return _xla_tricks.materialise(z, step)
 
 
 def to_names(apply_to: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:

@@ -25,6 +25,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .. import _xla_tricks
+
 # Default ``unroll`` (steps per iteration of the innermost loop), per backend: see
 # ``AbstractRemat`` and ``benchmarks/unroll.md``.
 CPU_UNROLL = 1
@@ -51,12 +53,10 @@ def balanced(count: int, size: int) -> int:
 def _scan(body, carry, count: int, unroll: int):
     """``count`` iterations of ``body``, ``unroll`` of them per iteration of the loop.
 
-    Not ``lax.scan(unroll=...)``: XLA fuses operations of consecutive copies of the body
-    with each other, which changes the rounding (float64 BOLD of the reference workload
-    moved by ~4e-15 at ``unroll=2``). An ``optimization_barrier`` on the carry between
-    copies keeps every copy fused like the rolled body, so the result is bit-identical to
-    ``unroll=1``. The ``count % unroll`` remaining iterations run rolled (one more copy of
-    the body in the program, not ``unroll - 1``).
+    Not ``lax.scan(unroll=...)``: XLA would fuse consecutive copies of the body with each
+    other and round differently. The copies are kept apart (``_xla_tricks.keep_apart``),
+    so the result is bit-identical to ``unroll=1``. The ``count % unroll`` remaining
+    iterations run rolled (one more copy of the body in the program, not ``unroll - 1``).
     """
     unroll = min(unroll, count)
     n_outer, rest = divmod(count, unroll)
@@ -66,7 +66,7 @@ def _scan(body, carry, count: int, unroll: int):
     def unrolled(c, _):
         ys = []
         for _ in range(unroll):
-            c, y = body(jax.lax.optimization_barrier(c))
+            c, y = body(_xla_tricks.keep_apart(c))
             ys.append(y)
         return c, jax.tree.map(lambda *y: jnp.stack(y), *ys)
 

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .. import _xla_tricks
 from .._graph._base import AbstractBatchMinorGraph
-from .._materialise import materialised
 from .._remat._schedule import resolve_unroll, time_loop
 from . import _buffer
 from ._loop import Flat, batch_leading
@@ -129,11 +129,11 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
         window = _buffer.ring_window(c.buffer, c.local)
         # Transposed into memory once: fused into the solver stages, the batch-last sums
         # would be read with a stride of ``batch`` at every stage.
-        c_delayed = materialised(delayed_input(c.y, window), c.local)
+        c_delayed = _xla_tricks.materialise(delayed_input(c.y, window), c.local)
         y1 = member(lambda p, y, i, cd: p.advance(remat=False)(y, i, cd), (0, step_axis, 0), 0)(
             c.y, c.step, c_delayed
         )
-        y1 = materialised(y1, c.local)
+        y1 = _xla_tricks.materialise(y1, c.local)
         monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt), (0, 0), 0)(
             c.monitors, y1
         )

@@ -6,8 +6,8 @@ import equinox as eqx
 import jax
 from jax.ad_checkpoint import checkpoint_name
 
+from .. import _xla_tricks
 from .._dynamics._base import clip_to_bounds
-from .._materialise import materialised
 from .._solution import SimulationState
 from .._stimulus._terms import StimulusTerms
 from . import _buffer
@@ -34,9 +34,8 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
         c_delayed = terms.delayed_input(y, buf)
         if c_delayed is not None:
             c_delayed = checkpoint_name(c_delayed, "coupling")
-        # Materialised once: monitors broadcast the new state over their rows (HrfBold's
-        # pending samples), which otherwise recomputes the solver stages once per row.
-        y1 = checkpoint_name(materialised(advance(y, i, c_delayed), i), "state")
+        # Monitors broadcast the new state over their rows (HrfBold's pending samples).
+        y1 = checkpoint_name(_xla_tricks.materialise(advance(y, i, c_delayed), i), "state")
         if buf is not None:
             buf = checkpoint_name(_buffer.push(buf, take_rows(y1, terms.cvar)), "history")
         monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt), "monitor")
