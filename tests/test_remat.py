@@ -1,6 +1,7 @@
 """Remat strategies: same forward result, same gradient, real memory savings."""
 
 import functools
+import sys
 
 import equinox as eqx
 import jax
@@ -8,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from helpers import ALL_REMATS
+from toy_networks import rww
 
 import netdyn as nd
 
@@ -16,15 +18,7 @@ MONITORS = {"tavg": nd.TemporalAverage(period=100.0), "sub": nd.Raw(period=50.0)
 
 
 def _network():
-    rng = np.random.default_rng(7)
-    w = rng.random((N_NODES, N_NODES)) * (rng.random((N_NODES, N_NODES)) < 0.6)
-    lengths = rng.uniform(5.0, 60.0, (N_NODES, N_NODES))
-    return nd.Network(
-        nd.ReducedWongWang(w=0.5, I_o=0.32),
-        nd.DelayedLinear(G=0.6),
-        nd.DelayGraph.from_lengths(w, lengths, speed=4.0),
-        nd.AdditiveNoise(0.00283),
-    )
+    return rww(N_NODES, seed=7, G=0.6, density=0.6, max_length=60.0, self_loops=True)
 
 
 STRATEGIES = [
@@ -43,8 +37,7 @@ STRATEGIES = [
     pytest.param(nd.MultiLevel(2), marks=pytest.mark.slow),
     nd.Policy(("coupling",)),
     nd.Policy(("state", "history", "monitor"), block=30),
-    nd.Auto(max_bytes=10**9),
-    nd.Auto(max_bytes=300_000),
+    nd.Auto(max_bytes=10**9),  # NoRemat fits; a checkpointing choice: test_auto_respects_budget
 ]
 
 
@@ -95,16 +88,16 @@ def test_gradient_matches_finite_differences(remat):
         np.testing.assert_allclose(grad[i], fd, rtol=1e-6)
 
 
+def _run_g(remat, G, t1=2000.0, run=nd.simulate):
+    """``run`` (``simulate``, or ``choose_remat``: same arguments) with coupling ``G``."""
+    net = eqx.tree_at(lambda n: n.coupling.G, _network(), G)
+    return run(net, nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
+               monitors={"tavg": nd.TemporalAverage(period=100.0)}, key=jax.random.key(0))
+
+
 @functools.cache  # deterministic; MultiLevel(4)'s compilation alone takes ~15 s
 def _memory(remat, t1=2000.0):
-    def loss(G):
-        net = eqx.tree_at(lambda n: n.coupling.G, _network(), G)
-        sol = nd.simulate(net, nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
-                          monitors={"tavg": nd.TemporalAverage(period=100.0)},
-                          key=jax.random.key(0))
-        return jnp.mean(sol["tavg"] ** 2)
-
-    return nd.gradient_memory(loss, 0.6)
+    return nd.gradient_memory(lambda G: jnp.mean(_run_g(remat, G, t1)["tavg"] ** 2), 0.6)
 
 
 def test_checkpointing_saves_memory():
@@ -146,12 +139,46 @@ def test_policies_change_what_is_saved():
     assert nothing.temp_bytes == _memory(nd.Uniform(50)).temp_bytes
 
 
+def test_choose_remat_returns_a_concrete_strategy():
+    short = dict(t0=0.0, t1=100.0, dt=DT, monitors={"tavg": nd.TemporalAverage(period=50.0)})
+    solver = nd.Heun(remat=nd.Auto(max_bytes=10**9, unroll=2))
+    choice = nd.choose_remat(_network(), solver, **short, key=jax.random.key(0))
+    assert isinstance(choice, nd.RematChoice)
+    assert choice.strategy == nd.NoRemat(unroll=2)  # the first candidate, Auto's unroll
+    assert 0 < choice.temp_bytes <= 10**9
+    # Shapes and dtypes alone decide (abstract arguments give the same choice), computed
+    # again: nothing is kept between calls.
+    net, key = eqx.filter_eval_shape(lambda a: a, (_network(), jax.random.key(3)))
+    assert isinstance(key, jax.ShapeDtypeStruct)
+    assert nd.choose_remat(net, solver, **short, key=key) == choice
+    for module in {sys.modules[nd.Auto.__module__], sys.modules[nd.choose_remat.__module__]}:
+        state = [name for name, value in vars(module).items() if not name.startswith("__")
+                 and (isinstance(value, (dict, list, set)) or hasattr(value, "cache_info"))]
+        assert not state, f"module-level state in {module.__name__}: {state}"
+    with pytest.raises(ValueError, match="solver.remat must be an nd.Auto"):
+        nd.choose_remat(_network(), nd.Heun(), **short, key=jax.random.key(0))
+    with pytest.raises(TypeError, match="choose_remat"):
+        solver.remat.loop(lambda c: c, lambda c: (c, c), jnp.zeros(2), 4, 2)
+
+
 def test_auto_respects_budget():
     budget = 200_000
-    assert _memory(nd.Auto(max_bytes=budget)).temp_bytes <= 1.2 * budget
+    auto = nd.Auto(max_bytes=budget)
+    # The run of ``_memory``, G traced as jax.jit traces 0.6 (a weakly typed scalar).
+    g = jax.ShapeDtypeStruct((), jnp.float64, weak_type=True)
+    choice = _run_g(auto, g, run=nd.choose_remat)
+    assert type(choice.strategy) in (nd.Uniform, nd.Nested, nd.MultiLevel)  # checkpoints
+    assert choice.temp_bytes <= budget
+    # simulate chooses the same strategy (the same compiled gradient), which fits with the
+    # loss around it, and runs it: the same samples, bit for bit.
+    assert _memory(auto) == _memory(choice.strategy)
+    assert _memory(auto).temp_bytes <= 1.2 * budget
+    ran, chosen = (jax.jit(lambda G, r=r: _run_g(r, G))(0.6) for r in (auto, choice.strategy))
+    for a, b in zip(jax.tree.leaves(ran), jax.tree.leaves(chosen), strict=True):
+        assert np.array_equal(a, b)
     # Every candidate is compiled before giving up: a short run keeps that quick.
     with pytest.raises(ValueError, match="no strategy fits"):
-        _memory(nd.Auto(max_bytes=10), t1=300.0)
+        _memory(nd.Auto(max_bytes=10), t1=100.0)
 
 
 @pytest.mark.parametrize(
@@ -185,11 +212,14 @@ UNROLL_CASES = {
     "period-7": (203.0, {"tavg": nd.TemporalAverage(period=7.0)}),
 }
 # Every strategy in the first case; no remat, short blocks and nested levels in the others.
+# Not Auto: simulate runs the strategy it chooses, which gets Auto's unroll
+# (test_choose_remat_returns_a_concrete_strategy, test_auto_respects_budget).
 UNROLL_PARAMS = [
     pytest.param(make, case, id=f"{name}-{case}")
     for case in UNROLL_CASES
     for name, make in ALL_REMATS
-    if case == "periods-50-100" or name in ("NoRemat", "Uniform(7)", "MultiLevel(3)")
+    if name != "Auto"
+    and (case == "periods-50-100" or name in ("NoRemat", "Uniform(7)", "MultiLevel(3)"))
 ]
 
 
@@ -240,13 +270,6 @@ def test_unroll_default_is_resolved_per_backend(monkeypatch):
     assert resolve_unroll(None) == CPU_UNROLL
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert resolve_unroll(None) == GPU_UNROLL
-
-
-def test_auto_hands_unroll_to_its_candidates():
-    from netdyn._remat.auto import _candidates
-
-    for group in _candidates(600, 50, 3):
-        assert all(s.unroll == 3 for s in group)
 
 
 @pytest.mark.parametrize("value", [0, -2, True, 2.5, "8"], ids=repr)

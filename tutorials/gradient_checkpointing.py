@@ -140,8 +140,9 @@ print(f"=> {per_step / 1e3:.2f} kB of residuals per step, "
 # - `nd.Policy(names)`: checkpointed blocks that nevertheless *save* the values tagged
 #   with the given names (`"state"`, `"history"`, `"coupling"`, `"monitor"`), trading
 #   some memory for less recomputation.
-# - `nd.Auto(max_bytes=...)`: tries the strategies above from the cheapest in time and
-#   keeps the first whose compiled gradient fits the budget (XLA's own memory analysis).
+# - `nd.Auto(max_bytes=...)`: a budget rather than a strategy. `simulate` tries the
+#   strategies above from the cheapest in time and runs the first whose compiled
+#   gradient fits (XLA's own memory analysis).
 #
 # With $C \approx$ the carry and $r \approx$ the residuals per step measured above:
 
@@ -343,9 +344,12 @@ if plt is not None:
 #   for a few extra forward passes (a smaller `b` means more levels: less memory, more
 #   recomputation, and a longer compilation); `nd.Nested(K1, K2)` is the two-level middle
 #   ground.
-# - **A hard memory budget**: `nd.Auto(max_bytes=...)` picks, at trace time, the fastest
-#   candidate whose compiled gradient fits (it compiles several candidates once, so the
-#   first trace is slower); `verbose=True` prints the choice, which you can then hard-code.
+# - **A hard memory budget**: `nd.Auto(max_bytes=...)` picks the fastest candidate whose
+#   compiled gradient fits, from the shapes of the run alone. It compiles several
+#   candidates in every trace of `simulate`, so call
+#   `nd.choose_remat(network, solver, t0=..., t1=..., dt=..., monitors=..., key=...)`
+#   (the arguments of `simulate`) once, outside `jax.jit`: it returns the strategy and its
+#   memory, to print, hard-code, or put in the solver in place of the budget.
 # - Vectorising over a batch (`jax.vmap`, `nd.sweep`, `nd.fit_multistart`) multiplies the
 #   per-simulation memory by the batch size: that is where checkpointing pays most.
 #

@@ -1,7 +1,8 @@
 """Choose a remat strategy from a memory budget."""
 
-import hashlib
 import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -14,7 +15,18 @@ from .nested import Nested
 from .no_remat import NoRemat
 from .uniform import Uniform
 
-_CHOICES: dict[str, tuple[AbstractRemat, int]] = {}
+
+class RematChoice(NamedTuple):
+    """What ``nd.choose_remat`` chose for an ``nd.Auto`` budget.
+
+    - ``strategy``: the concrete strategy (``NoRemat``, ``Uniform``, ``Nested`` or
+      ``MultiLevel``, with ``Auto``'s ``unroll`` resolved), to put in the solver.
+    - ``temp_bytes``: XLA's compiled temporary memory of the time loop's gradient under
+      it (``memory_analysis()``), at most ``Auto.max_bytes``.
+    """
+
+    strategy: AbstractRemat
+    temp_bytes: int
 
 
 def _candidates(n_steps: int, every: int, unroll: int) -> list[list[AbstractRemat]]:
@@ -33,101 +45,116 @@ def _candidates(n_steps: int, every: int, unroll: int) -> list[list[AbstractRema
     ]
 
 
-def _abstract(tree):
-    return jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.asarray(x).dtype)
-        if eqx.is_array(x)
-        else x,
-        tree,
-    )
-
-
-def _temp_bytes(strategy, conv_step, conv_emit, n_step_consts, carry, values, n_steps, every):
-    """Compiled temporary memory of the time loop's gradient under ``strategy``."""
-    # Differentiate with respect to the carry and the scalar or per-node constants (the
-    # parameters users fit), not matrices: a gradient with respect to every weight keeps
-    # a gathered [nodes, nodes] array per step, which is not what is being budgeted.
-    carry_diff, carry_rest = eqx.partition(carry, eqx.is_inexact_array)
-    const_diff, const_rest = eqx.partition(
-        values, lambda x: eqx.is_inexact_array(x) and x.ndim <= 1
-    )
-    diff = (carry_diff, const_diff)
-    rest, static = eqx.partition((carry_rest, const_rest), eqx.is_array)
-
-    def proxy(diff, rest):
-        c, k = eqx.combine(diff, rest, static)
-        final, ys = strategy.loop(
-            lambda s: conv_step(s, *k[:n_step_consts]),
-            lambda s: conv_emit(s, *k[n_step_consts:]),
-            c,
-            n_steps,
-            every,
-        )
-        leaves = [x for x in jax.tree.leaves((final, ys)) if eqx.is_inexact_array(x)]
-        return sum(jnp.sum(x) for x in leaves)
-
-    compiled = jax.jit(jax.grad(proxy)).lower(_abstract(diff), _abstract(rest)).compile()
-    return int(compiled.memory_analysis().temp_size_in_bytes)
-
-
 class Auto(AbstractRemat):
-    """The cheapest strategy whose compiled gradient fits ``max_bytes`` of temporary memory.
+    """A memory budget: the cheapest strategy whose compiled gradient fits ``max_bytes``.
 
-    At trace time, candidate strategies are tried in order of increasing recomputation
-    (``NoRemat``; ``Uniform`` near the square root of the number of steps or aligned with
-    the monitors' period; ``Nested``; ``MultiLevel`` with branching 16, 8, 4: branching 2
-    compiles too slowly to try); for each, the gradient of the time loop is compiled and
-    XLA's ``memory_analysis()`` gives its temporary memory. The first group with a fitting
-    member is used, its smallest member chosen (the result is cached per loop structure).
-    The figure is that of the time loop's own gradient; a user's loss adds little on top.
-    Raises ``ValueError`` if no candidate fits. ``verbose=True`` prints the choice.
+    ``Auto`` is not a time loop itself. ``nd.simulate`` replaces it by the strategy that
+    ``nd.choose_remat`` chooses for the run, from the shapes and dtypes of its arguments
+    alone (never their values): once per trace, before the loop is built, and the
+    forward result is bit-identical to running that strategy directly. The rule:
+    candidate strategies are tried in order of increasing recomputation (``NoRemat``;
+    ``Uniform`` near the square root of the number of steps or aligned with the monitors'
+    period; ``Nested``; ``MultiLevel`` with branching 16, 8, 4: branching 2 compiles too
+    slowly to try); for each, the gradient of the time loop (with respect to its carry
+    and to the scalar and per-node values it reads, the parameters users fit) is
+    compiled and XLA's ``memory_analysis()`` gives its temporary memory. The first group
+    with a fitting member is used, its smallest member chosen. The figure is that of the
+    time loop's own gradient; a user's loss adds little on top. ``ValueError`` if no
+    candidate fits.
+
+    Each choice compiles one to eight gradients of the loop (seconds to minutes): to see
+    the choice, or to pay for it once rather than in every trace (a new ``jax.jit``, a
+    new run length), call ``nd.choose_remat`` with ``simulate``'s arguments and put the
+    strategy it returns in the solver::
+
+        solver = nd.Heun(remat=nd.Auto(max_bytes=50_000_000))
+        choice = nd.choose_remat(net, solver, t0=0.0, t1=60_000.0, dt=1.0,
+                                 monitors=monitors, key=key)
+        print(choice)  # RematChoice(strategy=Uniform(...), temp_bytes=...)
+        solver = nd.Heun(remat=choice.strategy)
+
     ``unroll`` (steps per iteration of the innermost loop, see ``AbstractRemat``) is
-    resolved at trace time and given to every candidate, so the memory measured is that of
-    the loop that runs.
+    resolved when choosing and given to every candidate, so the memory measured is that
+    of the loop that runs.
     """
 
     max_bytes: int = eqx.field(static=True)
-    verbose: bool = eqx.field(default=False, static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
     def __check_init__(self):
         if not self.max_bytes > 0:
             raise ValueError(f"Auto max_bytes must be positive, got {self.max_bytes}.")
 
-    def choose(self, step, emit, carry, n_steps: int, every: int) -> tuple[AbstractRemat, int]:
-        """The chosen strategy and its compiled temporary memory (bytes)."""
-        conv_step, step_consts = jax.closure_convert(step, carry)
-        conv_emit, emit_consts = jax.closure_convert(emit, carry)
-        values = list(step_consts) + list(emit_consts)
-        signature = str(jax.make_jaxpr(conv_step)(carry, *step_consts))
-        signature += str(jax.make_jaxpr(conv_emit)(carry, *emit_consts))
-        unroll = resolve_unroll(self.unroll)
-        key = f"{signature}{n_steps}|{every}|{self.max_bytes}|{unroll}"
-        key = hashlib.sha1(key.encode()).hexdigest()
-        if key not in _CHOICES:
-            tried = []
-            for group in _candidates(n_steps, every, unroll):
-                sizes = [
-                    (_temp_bytes(s, conv_step, conv_emit, len(step_consts), carry, values,
-                                 n_steps, every), i, s)
-                    for i, s in enumerate(group)
-                ]
-                tried += sizes
-                fitting = [t for t in sizes if t[0] <= self.max_bytes]
-                if fitting:
-                    temp, _, strategy = min(fitting)
-                    _CHOICES[key] = (strategy, temp)
-                    break
-            else:
-                temp, _, strategy = min(tried)
-                raise ValueError(
-                    f"Auto: no strategy fits max_bytes={self.max_bytes}; the smallest was "
-                    f"{strategy} with {temp} bytes."
-                )
-        return _CHOICES[key]
-
     def loop(self, step, emit, carry, n_steps, every):
-        strategy, temp = self.choose(step, emit, carry, n_steps, every)
-        if self.verbose:
-            print(f"Auto(max_bytes={self.max_bytes}): {strategy}, {temp / 1e6:.2f} MB")
-        return strategy.loop(step, emit, carry, n_steps, every)
+        raise TypeError(
+            "Auto is a memory budget, not a time loop: nd.simulate replaces it by the "
+            "strategy nd.choose_remat(network, solver, t0=..., t1=..., dt=..., ...) "
+            "chooses. Call that function and use its .strategy instead."
+        )
+
+
+def choose(
+    auto: Auto,
+    step: Callable[[Any, Any], Any],
+    emit: Callable[[Any, Any], tuple[Any, Any]],
+    carry,
+    consts,
+    n_steps: int,
+    every: int,
+) -> RematChoice:
+    """The strategy ``auto`` chooses for a time loop given by its structure alone.
+
+    ``step(carry, consts) -> carry`` and ``emit(carry, consts) -> (carry, samples)``
+    close over no traced value; ``carry`` and ``consts`` are pytrees of
+    ``jax.ShapeDtypeStruct`` (and static leaves). Every candidate's gradient is compiled
+    from these shapes, outside any trace of the caller's values.
+    """
+    unroll = resolve_unroll(auto.unroll)
+    tried = []
+    for group in _candidates(n_steps, every, unroll):
+        sizes = [
+            (_temp_bytes(s, step, emit, carry, consts, n_steps, every), i, s)
+            for i, s in enumerate(group)
+        ]
+        tried += sizes
+        fitting = [t for t in sizes if t[0] <= auto.max_bytes]
+        if fitting:
+            temp, _, strategy = min(fitting)
+            return RematChoice(strategy, temp)
+    temp, _, strategy = min(tried)
+    raise ValueError(
+        f"Auto: no strategy fits max_bytes={auto.max_bytes}; the smallest was "
+        f"{strategy} with {temp} bytes."
+    )
+
+
+def _is_struct(x) -> bool:
+    return isinstance(x, jax.ShapeDtypeStruct)
+
+
+def _is_inexact(x) -> bool:
+    return _is_struct(x) and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _temp_bytes(strategy, step, emit, carry, consts, n_steps, every) -> int:
+    """Compiled temporary memory of the time loop's gradient under ``strategy``."""
+    # Differentiate with respect to the carry and the scalar or per-node constants (the
+    # parameters users fit), not matrices: a gradient with respect to every weight keeps
+    # a gathered [nodes, nodes] array per step, which is not what is being budgeted.
+    carry, consts = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype) if _is_struct(x) else x,
+        (carry, consts),
+    )
+    carry_diff, carry_rest = eqx.partition(carry, _is_inexact)
+    const_diff, const_rest = eqx.partition(consts, lambda x: _is_inexact(x) and x.ndim <= 1)
+    diff = (carry_diff, const_diff)
+    rest, static = eqx.partition((carry_rest, const_rest), _is_struct)
+
+    def proxy(diff, rest):
+        c, k = eqx.combine(diff, rest, static)
+        final, ys = strategy.loop(lambda s: step(s, k), lambda s: emit(s, k), c, n_steps, every)
+        leaves = [x for x in jax.tree.leaves((final, ys)) if eqx.is_inexact_array(x)]
+        return sum(jnp.sum(x) for x in leaves)
+
+    compiled = jax.jit(jax.grad(proxy)).lower(diff, rest).compile()
+    return int(compiled.memory_analysis().temp_size_in_bytes)

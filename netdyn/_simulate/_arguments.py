@@ -116,7 +116,8 @@ def _check_raw_key_length(shape: tuple[int, ...]) -> None:
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (jax.Array, np.ndarray, np.generic))
+    # ShapeDtypeStructs too: ``choose_remat`` takes the same arguments, abstract ones included.
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct))
 
 
 def check_history_kind(history) -> None:

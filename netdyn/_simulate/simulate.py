@@ -1,31 +1,19 @@
 """``simulate``: where dynamics, couplings, graph, noise, solver and monitors meet."""
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 
 from .._custom_types import Key
-from .._dynamics._base import coupled_indices
 from .._monitor._base import AbstractMonitor
 from .._network import Network
-from .._parameterisation._base import resolve_parameters
+from .._remat.auto import Auto
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
-from .._stimulus._terms import StimulusTerms
-from . import _buffer
-from ._arguments import (
-    check_parts,
-    checked_arguments,
-    finite_parameters,
-    split_couplings,
-    time_grid,
-)
+from ._arguments import check_parts, checked_arguments
 from ._batched import make_batched_rule
-from ._couplings import CouplingTerms
-from ._initial import initial
 from ._loop import boundary_loop
-from ._schedule import MonitorSchedule
-from ._step import LoopParts
+from ._setup import setup
+from .choose_remat import choose_remat
 
 
 @checked_arguments
@@ -53,6 +41,9 @@ def simulate(
     - ``network``: the ``Network``. Parameterisations in it (``nd.MapParameter``,
       ``nd.FeedbackInhibition``, ...) are replaced by their values first.
     - ``solver``: an ``AbstractSolver``; its ``remat`` strategy organises the time loop.
+      An ``nd.Auto`` budget is replaced by the strategy ``nd.choose_remat`` chooses for
+      these arguments (compiling its candidates in every trace: call ``choose_remat``
+      once yourself to reuse the choice).
     - ``t0``, ``t1``, ``dt``: Python numbers; ``t1 - t0`` must be a whole number of steps.
     - ``monitors``: ``{name: AbstractMonitor}``. Every period must be a whole number of
       steps and divide the duration.
@@ -79,41 +70,15 @@ def simulate(
     ``vmap`` of the single-network loop.
     """
     check_parts(network, solver)
-    network = finite_parameters(resolve_parameters(network))
-    grid = time_grid(t0, t1, dt)
-    dynamics = network.dynamics
-    # eqx.tree_at skips __check_init__: a model edited after construction is checked here.
-    dynamics.__check_init__()
-    graph = network.graph.validate()
-    delayed, instantaneous = split_couplings(network, graph)
-    cvar = coupled_indices(dynamics)
-    rows = 0
-    if delayed:
-        rows = _buffer.n_rows(graph.max_delay, grid.dt, [c.interpolation for c in delayed])
-
-    start = initial(history, network, graph.n_nodes, cvar, rows, grid)
+    if isinstance(solver.remat, Auto):
+        # Chosen from the arguments' shapes and dtypes alone, never their (traced) values.
+        args = dict(network=network, solver=solver, monitors=monitors, key=key, history=history)
+        choice = choose_remat(**eqx.filter_eval_shape(lambda a: a, args), t0=t0, t1=t1, dt=dt)
+        solver = eqx.tree_at(lambda s: s.remat, solver, choice.strategy)
+    parts, carry, grid, schedule, start = setup(
+        network, solver, t0=t0, t1=t1, dt=dt, monitors=monitors, key=key, history=history
+    )
     dtype = start.y0.dtype
-    terms = CouplingTerms(
-        graph,
-        delayed,
-        instantaneous,
-        cvar,
-        tuple(graph.delay_index(grid.dt, rows, c.interpolation) for c in delayed),
-        (dynamics.n_coupling_inputs, graph.n_nodes),
-    )
-    terms.check_shapes(dynamics, start.y0, start.buffer)
-    _check_vector_field(dynamics, start.y0, terms.shape, grid.t0)
-    if network.noise is not None and key is None:
-        raise ValueError("the network has noise: pass key=jax.random.key(...).")
-    schedule = MonitorSchedule.build(monitors, dynamics.state_names, grid)
-
-    stimuli = StimulusTerms.build(network.stimulus, dynamics.state_names, graph.n_nodes)
-
-    parts = LoopParts(network, solver, terms, schedule, stimuli, key, start.step0,
-                      grid.t0, grid.dt, dtype)
-    carry = SimulationState(
-        start.y0, start.buffer, start.step0, schedule.init(start.y0, grid.dt, start.monitors)
-    )
     n_steps, every = grid.n_steps, schedule.every
 
     def plain(parts, carry):
@@ -129,22 +94,3 @@ def simulate(
     final = SimulationState(y, buffer, start.step0 + n_steps, monitor_states,
                             jnp.asarray(grid.t1, dtype))
     return Solution(ys, ts, final)
-
-
-def _check_vector_field(dynamics, y0, c_shape, t0) -> None:
-    """The dynamics' parameters must broadcast to the network (per-region ones: [nodes])."""
-    n_nodes = y0.shape[1]
-    try:
-        dy = jax.eval_shape(
-            dynamics.vector_field, jnp.asarray(t0, y0.dtype), y0, jnp.zeros(c_shape, y0.dtype)
-        )
-    except (TypeError, ValueError) as e:
-        raise ValueError(
-            f"{type(dynamics).__name__} parameters do not fit a network of {n_nodes} nodes "
-            f"(per-region parameters must have shape [nodes]): {e}"
-        ) from e
-    if dy.shape != y0.shape:
-        raise ValueError(
-            f"{type(dynamics).__name__}.vector_field returned shape {dy.shape}, expected "
-            f"{y0.shape} (per-region parameters must have shape [nodes])."
-        )

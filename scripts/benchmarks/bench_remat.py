@@ -121,7 +121,7 @@ def make_remat(label: str):
     if name == "MultiLevel":
         return nd.MultiLevel(int(args))
     if name == "Auto":
-        return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6), verbose=True)
+        return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6))
     if name == "Policy":
         return nd.Policy(tuple(args.split(",")))
     raise ValueError(f"unknown configuration {label!r}")
@@ -141,17 +141,52 @@ def baseline(label):
     return "None" if monitor == "hrf" else f"None@{monitor}"
 
 
-def netdyn_bold(label, w, lengths, seconds):
-    """``bold(G)``: the BOLD samples of the reference workload with the strategy ``label``."""
-    import equinox as eqx
-
+def netdyn_workload(label, w, lengths, seconds, remat=None):
+    """``(network, simulate's other arguments)`` of the reference workload under the
+    strategy ``label`` (or ``remat``, when given), less the key."""
     import netdyn as nd
 
     strategy, monitor = split_label(label)
     workload = nd.presets.reference_simulation(
-        w, lengths, duration=seconds * 1000.0, remat=make_remat(strategy), bold=monitor
+        w, lengths, duration=seconds * 1000.0,
+        remat=make_remat(strategy) if remat is None else remat, bold=monitor
     )
-    net = workload.pop("network")
+    return workload.pop("network"), workload
+
+
+def resolve_remat(label, data, seconds):
+    """``(strategy, choice)``: the strategy the netdyn row ``label`` runs, and for an
+    ``Auto(...)`` row what it chose (``"Uniform(1000) (5.44 MB)"``: the time loop's own
+    temporary memory), else ``None``.
+
+    ``Auto`` is resolved here, once, with ``nd.choose_remat`` on the loss's own run (G an
+    array, as ``jax.jit`` traces it), and the row runs the chosen strategy: ``simulate``
+    would otherwise compile the candidates again in each trace (forward, gradient). Its
+    compile times therefore exclude the choice (``choose_s`` in the JSON).
+    """
+    import equinox as eqx
+
+    import netdyn as nd
+
+    if label.startswith("tvboptim"):
+        return None, None
+    remat = make_remat(split_label(label)[0])
+    if not isinstance(remat, nd.Auto):
+        return remat, None
+    net, workload = netdyn_workload(label, data[0], data[1], seconds)
+    net = eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(G))
+    choice = nd.choose_remat(net, **workload, key=jax.random.key(0))
+    return choice.strategy, f"{describe(choice.strategy)} ({mb(choice.temp_bytes):.2f} MB)"
+
+
+def netdyn_bold(label, w, lengths, seconds, remat=None):
+    """``bold(G)``: the BOLD samples of the reference workload with the strategy ``label``
+    (or ``remat``, when given)."""
+    import equinox as eqx
+
+    import netdyn as nd
+
+    net, workload = netdyn_workload(label, w, lengths, seconds, remat)
 
     def bold(G):
         sol = nd.simulate(
@@ -162,11 +197,11 @@ def netdyn_bold(label, w, lengths, seconds):
     return bold
 
 
-def netdyn_loss(label, w, lengths, fc_target, seconds):
-    """``loss(G)`` of the reference workload with the strategy ``label``."""
+def netdyn_loss(label, w, lengths, fc_target, seconds, remat=None):
+    """``loss(G)`` of the reference workload with the strategy ``label`` (or ``remat``)."""
     import netdyn as nd
 
-    bold = netdyn_bold(label, w, lengths, seconds)
+    bold = netdyn_bold(label, w, lengths, seconds, remat)
     skip = skip_samples(seconds)
     target = jnp.asarray(fc_target)
 
@@ -186,10 +221,13 @@ def skip_samples(seconds):
     return min(SKIP, round(seconds * 1000.0 / PERIOD) // 2)
 
 
-def make_loss(label, data, seconds):
+def make_loss(label, data, seconds, remat=None):
+    """``loss(G)`` of the row ``label``; a netdyn row runs ``remat`` when given (see
+    ``resolve_remat``)."""
     w, lengths, fc_target, _ = data
-    build = tvboptim_loss if label.startswith("tvboptim") else netdyn_loss
-    return build(label, w, lengths, fc_target, seconds)
+    if label.startswith("tvboptim"):
+        return tvboptim_loss(label, w, lengths, fc_target, seconds)
+    return netdyn_loss(label, w, lengths, fc_target, seconds, remat)
 
 
 def effective_blocks(label, n_steps):
@@ -240,7 +278,10 @@ def measure_one(label, seconds, path):
 
     data = load_data()
     rss_setup = maxrss_bytes()
-    loss = make_loss(label, data, seconds)
+    t = time.perf_counter()
+    remat, chosen = resolve_remat(label, data, seconds)
+    choose_s = time.perf_counter() - t
+    loss = make_loss(label, data, seconds, remat)
     G0 = jnp.asarray(G)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
@@ -258,7 +299,6 @@ def measure_one(label, seconds, path):
     t = time.perf_counter()
     value, g = jax.block_until_ready(grad(G0))
     time_grad = time.perf_counter() - t
-    chosen = auto_choice(label)
     exact = {}
     exact_label = C.tvboptim_exact(label) if label.startswith("tvboptim") else None
     if exact_label is not None:
@@ -276,7 +316,7 @@ def measure_one(label, seconds, path):
         # RMSE after the loop differently in each whole program).
         import hashlib
 
-        bold = jax.jit(netdyn_bold(label, data[0], data[1], seconds))(G0)
+        bold = jax.jit(netdyn_bold(label, data[0], data[1], seconds, remat))(G0)
         bold_sha1 = hashlib.sha1(np.asarray(bold).tobytes()).hexdigest()
     result = {
         "label": label,
@@ -294,6 +334,7 @@ def measure_one(label, seconds, path):
         "loss_fwd": value_fwd,
         "grad": float(g),
         "auto_choice": chosen,
+        "choose_s": choose_s,
         "bold_sha1": bold_sha1,
         **exact,
     }
@@ -312,15 +353,6 @@ def describe(strategy) -> str:
     if isinstance(strategy, nd.MultiLevel):
         return f"MultiLevel({strategy.branch})"
     return type(strategy).__name__ + "()"
-
-
-def auto_choice(label):
-    """What ``Auto`` chose for ``label`` in this process (its time loop's own temp)."""
-    if not split_label(label)[0].startswith("Auto("):
-        return None
-    from netdyn._remat.auto import _CHOICES
-
-    return ", ".join(f"{describe(s)} ({mb(t):.2f} MB)" for s, t in _CHOICES.values())
 
 
 def fresh_process(label, seconds, cache):
@@ -346,7 +378,7 @@ def interleaved_times(labels, data, seconds, repeats):
     G0 = jnp.asarray(G)
     cases = {}
     for label in labels:
-        loss = make_loss(label, data, seconds)
+        loss = make_loss(label, data, seconds, resolve_remat(label, data, seconds)[0])
         with contextlib.redirect_stdout(io.StringIO()):
             cases[label, "fwd"] = (jax.jit(loss).lower(G0).compile(), (G0,))
             cases[label, "grad"] = (jax.jit(jax.value_and_grad(loss)).lower(G0).compile(), (G0,))

@@ -47,7 +47,10 @@ def run_one(label, seconds, forward, path):
     t_start = time.perf_counter()
     data = C.load_data()
     rss_setup = C.maxrss_bytes()
-    loss = B.make_loss(label, data, seconds)
+    t = time.perf_counter()
+    remat, chosen = B.resolve_remat(label, data, seconds)
+    choose_s = time.perf_counter() - t
+    loss = B.make_loss(label, data, seconds, remat)
     G0 = jnp.asarray(C.G)
     t = time.perf_counter()
     grad = jax.jit(jax.value_and_grad(loss)).lower(G0).compile()
@@ -60,7 +63,8 @@ def run_one(label, seconds, forward, path):
     rss_grad = C.maxrss_bytes()
     result = {
         "label": label,
-        "auto_choice": B.auto_choice(label),
+        "auto_choice": chosen,
+        "choose_s": choose_s,
         "seconds": seconds,
         "n_steps": round(seconds * 1000.0 / C.DT),
         "compile_grad_s": compile_grad,
