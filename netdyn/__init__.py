@@ -1,6 +1,7 @@
 """netdyn: differentiable, delay-coupled brain network models in JAX and Equinox."""
 
 from . import (
+    _cli as cli,  # noqa: F401 - the namespace nd.cli: nd.cli.main(["fit", ...])
     _presets as presets,  # noqa: F401 - the namespace nd.presets
     datasets as datasets,
 )
@@ -56,12 +57,18 @@ from ._fit.identifiability import (
 )
 from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
-from ._fit.profile import Profile as Profile, profile as profile
+from ._fit.profile import (
+    Profile as Profile,
+    local_profile as local_profile,
+    profile as profile,
+)
+from ._fit.resume import saved_steps as saved_steps
 from ._fit.uncertainty import (
     Uncertainty as Uncertainty,
     t_quantile as t_quantile,
     uncertainty as uncertainty,
 )
+from ._functions import logistic as logistic, z_over_one_minus_exp as z_over_one_minus_exp
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
     AbstractGraph as AbstractGraph,
@@ -121,12 +128,13 @@ from ._parameterisation.feedback_inhibition import FeedbackInhibition as Feedbac
 from ._parameterisation.map_parameter import MapParameter as MapParameter
 from ._parameterisation.regional_deviation import RegionalDeviation as RegionalDeviation
 from ._remat._base import AbstractRemat as AbstractRemat
-from ._remat.auto import Auto as Auto
+from ._remat.auto import Auto as Auto, RematChoice as RematChoice
 from ._remat.multilevel import MultiLevel as MultiLevel
 from ._remat.nested import Nested as Nested
 from ._remat.no_remat import NoRemat as NoRemat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
+from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver

@@ -1,4 +1,5 @@
 import jax
+import jaxtyping
 import pytest
 from jaxtyping import install_import_hook
 
@@ -20,3 +21,12 @@ def getkey():
         return sub
 
     return _getkey
+
+
+@pytest.fixture
+def no_type_hook(monkeypatch):
+    """The library's own checks as a user meets them: the runtime type check of the
+    annotations that the test suite adds (jaxtyping + beartype) would stop a value of the
+    wrong type (a string, ``None``, a float for an int, a value outside a ``Literal``)
+    before them."""
+    monkeypatch.setattr(jaxtyping.config, "jaxtyping_disable", True)

@@ -8,7 +8,6 @@ import re
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import jaxtyping
 import numpy as np
 import optax
 import pytest
@@ -92,7 +91,7 @@ def test_matches_numpy_reference_and_escapes_the_cliff():
     assert np.all(np.diff(np.minimum.accumulate(history.loss)) <= 0)
 
 
-def test_is_the_wrapped_optimiser_while_the_loss_falls():
+def test_is_the_wrapped_optimizer_while_the_loss_falls():
     target = jnp.array([0.3, -0.2])
 
     def quadratic(params):
@@ -113,14 +112,6 @@ def test_is_the_wrapped_optimiser_while_the_loss_falls():
 
 
 SHRINK = r"backtrack\(shrink\) must be a finite real number > 0 and < 1, got "
-
-
-@pytest.fixture
-def no_type_hook(monkeypatch):
-    """``backtrack``'s own checks as a user meets them: the runtime type check of the
-    annotations that the test suite adds (jaxtyping + beartype) would stop a string or
-    ``None`` before them."""
-    monkeypatch.setattr(jaxtyping.config, "jaxtyping_disable", True)
 
 
 def test_bad_arguments():
@@ -147,7 +138,7 @@ def test_shrink_of_the_wrong_type(no_type_hook, shrink):
 
 
 def test_optimizer_must_be_an_optax_transformation(no_type_hook):
-    # optax.adam uncalled (a factory, not an optimiser) gave a raw AttributeError from optax
+    # optax.adam uncalled (a factory, not an optimizer) gave a raw AttributeError from optax
     # ('function' object has no attribute 'init').
     with pytest.raises(ValueError, match=r"backtrack\(optimizer\) must be an "
                                          r"optax.GradientTransformation .* got <function adam"):

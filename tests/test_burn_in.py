@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from toy_networks import hopf
 
 import netdyn as nd
 
@@ -17,16 +18,7 @@ MONITOR = nd.Bold(period=50.0, variables=("x",))
 
 
 def _network(G=0.3):
-    rng = np.random.default_rng(1)
-    w = rng.uniform(0.0, 1.0, (N, N))  # asymmetric: W[target, source]
-    np.fill_diagonal(w, 0.0)
-    d = rng.uniform(1.0, 6.0, (N, N))
-    return nd.Network(
-        dynamics=nd.SupHopf(a=-0.1, omega=0.2),
-        coupling=nd.DelayedDifference(G=G),
-        graph=nd.DelayGraph(w, d),
-        noise=nd.AdditiveNoise(sigma=0.05),
-    )
+    return hopf(N, 1, G=G, a=-0.1, omega=0.2, sigma=0.05, max_delay=6.0)
 
 
 def _loss(**kw):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import netdyn as nd
-from netdyn._cli import _fit_command, main
+from netdyn._cli import _fit_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc
 def _fail(argv, capsys) -> str:
     """Run ``argv``, expecting a one-line error with exit status 2; the line."""
     with pytest.raises(SystemExit) as info:
-        main(argv)
+        nd.cli.main(argv)
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -61,14 +61,14 @@ def finished(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         mp.setattr(os, "replace", spy)
-        assert main([*TINY, "--steps", "2", "--out", str(out), "--uncertainty", "auto",
+        assert nd.cli.main([*TINY, "--steps", "2", "--out", str(out), "--uncertainty", "auto",
                      "--heldout-sets", "2"]) == 0
     return out, replaced, stdout.getvalue(), stderr.getvalue()
 
 
 def test_help(capsys):
     with pytest.raises(SystemExit) as info:
-        main(["fit", "--help"])
+        nd.cli.main(["fit", "--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
     for option in ("--dataset", "--weights", "--lengths", "--fc", "--model", "--fit",
@@ -79,7 +79,7 @@ def test_help(capsys):
 
 def test_help_timing_is_the_measured_one(capsys):
     with pytest.raises(SystemExit):
-        main(["fit", "--help"])
+        nd.cli.main(["fit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert not re.search(r"\d\s*(min|s) per step", text)  # e.g. a stale "5-9 s per step"
     # The one timing claimed is the wall clock measured by the fit benchmark.
@@ -123,7 +123,7 @@ def test_bad_arguments(args, message, capsys, tmp_path):
 @pytest.mark.parametrize("args", [["--steps", "two"], ["--model", "lif"]])
 def test_argparse_errors(args, capsys, tmp_path):
     with pytest.raises(SystemExit) as info:
-        main([*TINY, "--out", str(tmp_path), *args])
+        nd.cli.main([*TINY, "--out", str(tmp_path), *args])
     assert info.value.code == 2
 
 
@@ -277,12 +277,20 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
     assert u["runs_left_out"] == [1, 2, 3, 4] and len(u["hessian_eigenvalues"]) == 2
     assert u["values"] == pytest.approx([params["parameters"]["coupling.G"],
                                          params["parameters"]["noise.sigma"]], rel=1e-12)
+    assert np.array(u["hessian"]).shape == (2, 2)
     if u["valid"]:
         assert all(lo < v < hi for lo, v, hi, ok in zip(u["lower"], u["values"], u["upper"],
                                                         u["constrained"]) if ok)
         assert "% intervals (noise over 4 keys" in stdout
+        if u["constrained"][0]:  # G's profile over 1.5 times its interval on each side
+            p = u["profile"]
+            assert p["G"][2] == pytest.approx(u["values"][0], rel=1e-12)
+            assert p["G"][0] < u["lower"][0] < p["G"][1] < p["G"][3] < u["upper"][0] < p["G"][4]
+            assert p["loss"][2] == pytest.approx(p["quadratic"][2], rel=1e-9)
+            assert "profile of G" in stdout
     else:  # two steps from the start need not reach a minimum: said, not hidden
         assert u["lower"] == [None, None] and "no parameter intervals: not at a minimum" in stdout
+        assert u["profile"] is None
     assert "mean ± sd over 2 sets" in stdout
 
 
@@ -332,7 +340,7 @@ def test_overwrite_removes_the_earlier_results(finished, tmp_path, monkeypatch):
     seen = []
     # Stop where the simulation would start: what does the new run find in --out?
     monkeypatch.setattr(_fit_command, "_run", lambda *a: seen.extend(os.listdir(out)) or 0)
-    assert main([*TINY, "--steps", "3", "--out", str(out), "--overwrite"]) == 0
+    assert nd.cli.main([*TINY, "--steps", "3", "--out", str(out), "--overwrite"]) == 0
     assert seen == ["settings.json"]
     assert json.loads((out / "settings.json").read_text())["settings"]["steps"] == 3
 
@@ -384,7 +392,7 @@ def test_interrupt_then_resume(finished, tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(_fit_command, "fit", fit_interrupted_after_one_step)
     argv = [*TINY, "--steps", "2", "--out", str(out), "--quiet"]
-    assert main(argv) == 130
+    assert nd.cli.main(argv) == 130
     err = capsys.readouterr().err
     # The interruption is one line (after any caution of the gradient check).
     assert "Traceback" not in err
@@ -394,7 +402,7 @@ def test_interrupt_then_resume(finished, tmp_path, monkeypatch, capsys):
     assert command == shlex.join(["netdyn", *argv, "--resume"])
 
     monkeypatch.setattr(_fit_command, "fit", real_fit)
-    assert main(shlex.split(command)[1:]) == 0
+    assert nd.cli.main(shlex.split(command)[1:]) == 0
     assert "1 of 2 steps done, continuing at step 2." in capsys.readouterr().out
     # The interrupted and resumed fit is the uninterrupted one.
     resumed = json.loads((out / "history.json").read_text())
@@ -420,7 +428,7 @@ def test_divergence_names_flags(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(_fit_command, "fit", diverging_fit)
     out = tmp_path / "fit"
-    assert main([*TINY, "--out", str(out), "--grid", "0", "--fit", "G", "--quiet",
+    assert nd.cli.main([*TINY, "--out", str(out), "--grid", "0", "--fit", "G", "--quiet",
                  "--no-gradient-check"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
@@ -434,7 +442,7 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     # Importing matplotlib.figure fails as if matplotlib were not installed.
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     out = tmp_path / "fit"
-    assert main([*TINY, "--model", "hopf", "--G", "0.7", "--sigma", "0.01", "--fit", "G",
+    assert nd.cli.main([*TINY, "--model", "hopf", "--G", "0.7", "--sigma", "0.01", "--fit", "G",
                  "--steps", "1", "--realisations", "1", "--out", str(out), "--quiet"]) == 0
     assert "matplotlib is not installed" in capsys.readouterr().out
     assert (out / "params.json").is_file() and not (out / "fit.png").exists()
@@ -468,7 +476,7 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
     path = tmp_path / "myelin.csv"
     path.write_text("T1w/T2w\n" + ",\n".join(f"{v:.6f}" for v in rng.random(80)))
     out = tmp_path / "fit"
-    assert main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit",
+    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit",
                  "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps", "2",
                  "--realisations", "1", "--no-gradient-check", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -501,21 +509,13 @@ def _selected(*options: str):
 
 
 def test_input_gain_along_maps_is_the_scaled_connectome():
-    # No simulation: the selection's network, resolved, has W_ij exp(sum_k c_k M_ki).
-    from netdyn._cli._maps import read_maps
-    from netdyn._cli._model import network, selection
-    from netdyn._cli._parser import build_parser
-    
-    args = build_parser().parse_args(["fit", "--model", "rww-ei-fic", "--fit",
-                                      "G,input-gain:maps", "--G", "0.4"])
-    args.tr = 720.0
-    data = nd.datasets.load("hcp")
-    net, _ = network(args, np.asarray(data.weights), np.asarray(data.lengths))
-    maps = read_maps("in-strength,fc-gradient", np.asarray(data.weights), np.asarray(data.fc))
-    where, bounds, net = selection(args, net, maps)
+    # No simulation: the selection's network, resolved, has W_ij exp(sum_k c_k M_ki) (the
+    # default --maps: in-strength, fc-gradient).
+    _, where, net, maps = _selected("--model", "rww-ei-fic", "--fit", "G,input-gain:maps",
+                                    "--G", "0.4")
     c = np.array([0.3, -0.1])
     moved = eqx.tree_at(where, net, (net.coupling.G, jnp.asarray(c)))
-    expected = np.exp(c @ maps.values)[:, None] * np.asarray(data.weights)
+    expected = np.exp(c @ maps.values)[:, None] * np.asarray(nd.datasets.load("hcp").weights)
     np.testing.assert_allclose(nd.resolve_parameters(moved).graph.weights, expected, rtol=1e-13)
     assert where.mapped == ("input-gain",)
 
@@ -526,7 +526,7 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     out = tmp_path / "fit"
     argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
             "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
-    assert main(argv) == 3
+    assert nd.cli.main(argv) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no usable fit" in err and "--G" in err
     scan = json.loads((out / "scan.json").read_text())
@@ -550,7 +550,7 @@ def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys, monkeypatc
     out = tmp_path / "fit"
     argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
             "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
-    assert main(argv) == 3  # saturated FC at every finite point: no crossing, as above
+    assert nd.cli.main(argv) == 3  # saturated FC at every finite point: no crossing, as above
     err = capsys.readouterr().err
     assert f"diverged (NaN or infinite FC) at G = {seen[0]:.4g}: 1 of {len(seen)}" in err
     scan = json.loads((out / "scan.json").read_text())
@@ -579,7 +579,7 @@ def _split_seen(argv, monkeypatch) -> tuple:
     seen = []
     monkeypatch.setattr(_fit_command, "_run",
                         lambda args, out, data, *rest: seen.append((data, args.tr)) or 0)
-    assert main(argv) == 0
+    assert nd.cli.main(argv) == 0
     return seen[0]
 
 
@@ -615,7 +615,7 @@ def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
                         lambda args, out, data, net, loss_fn, *rest: seen.append(loss_fn) or 0)
     argv = [*TINY, "--out", str(tmp_path / "fit"), "--fcd-weight", "0.5", "--fcd-window", "5",
             "--fcd-step", "2", "--train-runs", "2,3"]
-    assert main(argv) == 0
+    assert nd.cli.main(argv) == 0
     loss_fn = seen[0]
     assert loss_fn.fcd_window == (5, 2) and loss_fn.fcd_weight == 0.5
     assert loss_fn.fcd_metric == "ks"
@@ -673,8 +673,23 @@ def test_gradient_check_moves_parameters_that_start_at_zero(monkeypatch):
                                 relative_error=0.0, settled=True, agree=True)
 
     monkeypatch.setattr(_fit_command, "check_gradient", fake_check)
-    _fit_command._gradient_check(args, None, net, where, None)
+    unused = nd.FcLoss(np.eye(80), nd.Heun(), nd.Raw(period=1.0), duration=10.0)
+    _fit_command._gradient_check(args, unused, net, where, None)
     G, sigma, coefficients, gains = (np.asarray(d) for d in seen["direction"])
     assert G != 0 and sigma != 0
     assert coefficients.shape == (2,) and np.all(coefficients != 0)
     assert gains.shape == (80,) and np.all(gains != 0)
+
+
+def test_interval_line_names_each_maps_coefficient_and_says_when_it_holds_zero():
+    from netdyn._cli._uncertainty import uncertainty_line
+
+    u = {"valid": True, "level": 0.95, "noise_keys": 4, "runs_left_out": [1, 2], "seconds": 3,
+         "names": ["coupling.G", "noise.sigma", "x.coefficients[0]", "x.coefficients[1]"],
+         "values": [0.47, 1e-3, -0.001, 0.2], "lower": [0.4, None, -0.2, 0.1],
+         "upper": [0.55, None, 0.2, 0.3], "constrained": [True, False, True, True],
+         "sloppy": [], "profile": None}
+    line = uncertainty_line(u, ["in-strength", "fc-gradient"])
+    assert "x.coefficients[0] (in-strength) -0.001 [-0.2, 0.2] (holds 0" in line
+    assert "x.coefficients[1] (fc-gradient) 0.2 [0.1, 0.3].\n" in line
+    assert "noise.sigma 0.001 (not constrained by the data: no interval)" in line

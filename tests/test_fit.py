@@ -6,7 +6,9 @@ closed-form gradient-descent recurrences on toy losses, and separate single fits
 ``fit_multistart``.
 """
 
+import collections
 import json
+import re
 import shutil
 
 import equinox as eqx
@@ -15,15 +17,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from toy_networks import hopf
 
 import netdyn as nd
-from netdyn._fit.checkpoint import load_checkpoint
-from netdyn._fit.options import check_common
-from netdyn._fit.progress import Progress
 
 # ---------------------------------------------------------------------------------------
 # A tiny delay-coupled network (5 Stuart-Landau nodes, 2000 Heun steps) whose FC is the
-# target. One optimiser and one `where` per kind of fit, shared by the tests, so that the
+# target. One optimizer and one `where` per kind of fit, shared by the tests, so that the
 # compiled step is reused.
 
 N = 5
@@ -45,17 +45,7 @@ def _where_g_a(n):
 
 
 def _network(G, a) -> nd.Network:
-    rng = np.random.default_rng(0)
-    w = rng.uniform(0.0, 1.0, (N, N))
-    np.fill_diagonal(w, 0.0)
-    d = rng.uniform(1.0, 5.0, (N, N))
-    np.fill_diagonal(d, 0.0)
-    return nd.Network(
-        dynamics=nd.SupHopf(a=jnp.asarray(a, dtype=float), omega=0.3),
-        coupling=nd.DelayedDifference(G=G),
-        graph=nd.DelayGraph(w, d),
-        noise=nd.AdditiveNoise(sigma=0.1),
-    )
+    return hopf(N, 0, G=G, a=jnp.asarray(a, dtype=float), omega=0.3, sigma=0.1, max_delay=5.0)
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +137,8 @@ def _toy(x=(0.0, 0.0, 0.0), y=0.5):
 SGD = optax.sgd(0.1)
 
 
-def test_each_leaf_gets_its_own_optimiser_in_the_order_of_where():
-    # The optimiser sees a list with one array per leaf of where's result, in order.
+def test_each_leaf_gets_its_own_optimizer_in_the_order_of_where():
+    # The optimizer sees a list with one array per leaf of where's result, in order.
     per_leaf = optax.multi_transform({"x": optax.sgd(0.1), "y": optax.sgd(0.02)}, ["x", "y"])
     _, h = nd.fit(_toy(), _quadratic, per_leaf, where=_where_xy, steps=4)
     x, y = np.zeros(3), 0.5
@@ -233,7 +223,7 @@ def test_bounds_hold_at_every_step():
     assert np.all((fitted.x >= 0.0) & (fitted.x <= 1.0)) and fitted.y > 0.0
     # It does push against the bounds.
     assert np.all(fitted.x > 0.99) and fitted.y < 0.01
-    # The same optimiser without bounds leaves the ranges (so the check above can fail).
+    # The same optimizer without bounds leaves the ranges (so the check above can fail).
     _, free = nd.fit(start, _far, BIG, where=_where_xy, steps=3)
     assert np.any(free.params["x"] > 1.0) and np.any(free.params["y"] < 0.0)
 
@@ -297,8 +287,7 @@ def test_resume_is_bit_for_bit(tmp_path):
     # Interrupted by an exception after 6 steps: the checkpoint holds step 6.
     with pytest.raises(Stop):
         nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, callback=_stop_after(6), **kw)
-    meta, _ = load_checkpoint(ckpt, None)
-    assert meta["step"] == 6 and len(meta["history"]["step"]) == 6
+    assert nd.saved_steps(ckpt) == (6, 13)  # (its header checked: history rows 0 to 5)
     _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, resume=True,
                                    **kw))
     # Killed without warning after 10 steps: the periodic checkpoint of step 8 remains.
@@ -308,7 +297,7 @@ def test_resume_is_bit_for_bit(tmp_path):
         nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt,
                callback=_stop_after(10, lambda: shutil.copy(ckpt, kept)), **kw)
     shutil.copy(kept, ckpt)
-    assert load_checkpoint(ckpt, None)[0]["step"] == 8
+    assert nd.saved_steps(ckpt)[0] == 8
     _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, resume=True,
                                    **kw))
     # A finished fit resumed with more steps continues it.
@@ -389,8 +378,8 @@ def test_nonfinite_stops_with_last_good_parameters(tmp_path):
     assert len(e.history) == 4 and np.isnan(e.history.loss[3]) and e.history.skipped[3]
     np.testing.assert_allclose(e.history.params["y"], path[:4], rtol=1e-13)
     # The checkpoint holds the last good state; resuming with a smaller step goes on from
-    # there (the optimiser's hyper-parameters may change).
-    assert load_checkpoint(ckpt, None)[0]["step"] == 2
+    # there (the optimizer's hyper-parameters may change).
+    assert nd.saved_steps(ckpt)[0] == 2
     fitted, h = nd.fit(_toy(y=0.0), _cliff, optax.sgd(0.01), where=_where_y, steps=5,
                        checkpoint=ckpt, resume=True)
     y = path[2]
@@ -472,11 +461,14 @@ def test_bad_input(problem):
         nd.fit(toy, _quadratic, SGD, where=_where_xy, bounds=(nd.Positive(),), steps=2)
     with pytest.raises(ValueError, match="scalar loss"):
         nd.fit(toy, lambda m, k: m.x, SGD, where=_where_xy, steps=2)
-    with pytest.raises(ValueError, match="on_nonfinite"):
-        # (fit's annotations already refuse it under the tests' type-checking hook)
-        check_common(2, "ignore", 10, False, None, False, None)
     with pytest.raises(ValueError, match="redraw=True needs a key"):
         nd.fit(toy, _quadratic, SGD, where=_where_xy, steps=2, redraw=True)
+
+
+def test_on_nonfinite_is_checked_without_the_type_hook(no_type_hook):
+    # fit's own check, as a user meets it (the tests' type-checking hook refuses it first).
+    with pytest.raises(ValueError, match="on_nonfinite must be 'stop' or 'skip', got 'ignore'"):
+        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=2, on_nonfinite="ignore")
 
 
 def test_failed_trace_writes_no_checkpoint(tmp_path, problem):
@@ -531,15 +523,37 @@ def test_multistart_ignores_stopped_starts():
                           steps=3)
 
 
-def test_progress_line():
-    p = Progress(10, ("coupling.G",))
-    line = p.line({"step": 2, "loss": 0.5, "grad_norm": 1.0, "wall_time": 0.25,
-                   "skipped": False, "fc_r": 0.75, "coupling.G": 0.125})
-    assert line.startswith("[######..............] step  3/10")
-    assert "loss 0.5" in line and "fc_r 0.75" in line
-    assert "G 0.125" in line and "0.25 s/step" in line
+def _holding(path: str, value):
+    """A PyTree with ``value`` at the attribute path ``path`` (``"coupling.G"``), the
+    parameter's name in a fit's history and progress line."""
+    for name in reversed(path.split(".")):
+        value = collections.namedtuple("Node", [name])(value)
+    return value
+
+
+def _progress_lines(capsys, path: str, value, metrics: dict) -> list[str]:
+    """The progress lines of 10 steps that keep ``value`` (at ``path``) and the loss 0.5."""
+    def get(m):
+        for name in path.split("."):
+            m = getattr(m, name)
+        return m
+
+    def loss_fn(m, key):
+        return 0.5 + 0.0 * jnp.sum(get(m)), metrics
+
+    nd.fit(_holding(path, value), loss_fn, optax.sgd(0.0), where=get, steps=10, progress=True)
+    return capsys.readouterr().err.splitlines()
+
+
+def test_progress_line(capsys):
+    # Not a terminal (pytest captures stderr): a line every tenth of the steps.
+    lines = _progress_lines(capsys, "coupling.G", jnp.asarray(0.125),
+                            {"fc_r": jnp.asarray(0.75)})
+    assert len(lines) == 10
+    assert re.fullmatch(r"\[#{6}\.{14}\] step  3/10 \| loss 0\.5 \| fc_r 0\.75 \| G 0\.125 "
+                        r"\| \d+\.\d\d s/step", lines[2]), lines[2]
     # A vector is summarised by its mean and spread, named with its parameterisation.
-    p = Progress(10, ("graph.weights.log_gain.deviations",))
-    line = p.line({"step": 0, "loss": 0.5, "grad_norm": 1.0, "wall_time": 0.25,
-                   "skipped": False, "graph.weights.log_gain.deviations": [-0.5, 0.5]})
-    assert "log_gain.deviations mean 0 sd 0.5" in line
+    lines = _progress_lines(capsys, "graph.weights.log_gain.deviations",
+                            jnp.asarray([-0.5, 0.5]), {})
+    assert re.fullmatch(r"\[#{2}\.{18}\] step  1/10 \| loss 0\.5 \| log_gain\.deviations "
+                        r"mean 0 sd 0\.5 \| \d+\.\d\d s/step", lines[0]), lines[0]

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import netdyn as nd
-from netdyn._functions import logistic, z_over_one_minus_exp
 
 
 def _g_reference(z: float) -> float:
@@ -41,8 +40,8 @@ POINTS = [0.0, 1e-30, -1e-30, 1e-8, -1e-8, 3e-4, -3e-4, 0.01, -0.01, 0.0999, 0.1
 @pytest.mark.parametrize("dtype,rtol", [(jnp.float32, 1e-5), (jnp.float64, 1e-14)])
 def test_z_over_one_minus_exp_matches_reference(dtype, rtol):
     z = jnp.asarray(POINTS, dtype)
-    value = z_over_one_minus_exp(z)
-    grad = jax.vmap(jax.grad(z_over_one_minus_exp))(z)
+    value = nd.z_over_one_minus_exp(z)
+    grad = jax.vmap(jax.grad(nd.z_over_one_minus_exp))(z)
     assert value.dtype == dtype and grad.dtype == dtype
     zs = np.asarray(z, np.float64)  # the points as represented in this precision
     expected = np.array([_g_reference(float(x)) for x in zs])
@@ -57,8 +56,8 @@ def test_z_over_one_minus_exp_dense_window_is_finite(dtype):
     # The window where the naive quotient failed in float32 (issue: 45 of 200,001 points
     # non-finite), and far beyond, in both precisions.
     z = jnp.linspace(-2e-2, 2e-2, 200_001, dtype=dtype)
-    value = z_over_one_minus_exp(z)
-    grad = jax.vmap(jax.grad(z_over_one_minus_exp))(z)
+    value = nd.z_over_one_minus_exp(z)
+    grad = jax.vmap(jax.grad(nd.z_over_one_minus_exp))(z)
     assert bool(jnp.all(jnp.isfinite(value))) and bool(jnp.all(jnp.isfinite(grad)))
     # Near 0: g = 1 + z/2 + z^2/12 and g' = 1/2 + z/6, up to O(z^4) and O(z^3).
     zz = np.asarray(z, np.float64)
@@ -71,8 +70,8 @@ def test_z_over_one_minus_exp_dense_window_is_finite(dtype):
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
 def test_logistic_no_overflow(dtype):
     x = jnp.asarray([-1e4, -100.0, -1.0, 0.0, 1.0, 100.0, 1e4], dtype)
-    value = logistic(x)
-    grad = jax.vmap(jax.grad(logistic))(x)
+    value = nd.logistic(x)
+    grad = jax.vmap(jax.grad(nd.logistic))(x)
     expected = [1.0 / (1.0 + math.exp(-float(v))) if v > -700 else 0.0 for v in x]
     np.testing.assert_allclose(np.asarray(value, np.float64), expected, rtol=1e-6, atol=1e-40)
     assert bool(jnp.all(jnp.isfinite(grad)))

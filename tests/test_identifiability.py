@@ -1,7 +1,7 @@
-"""``identifiability`` and ``profile``: Hessian and Gauss-Newton information against closed
-forms (Rosenbrock), against finite differences of the gradient and of the residuals through
-a delayed, noisy simulation, sloppy directions where the loss sees only a sum, and the
-profile against its closed form."""
+"""``identifiability``, ``profile`` and ``local_profile``: Hessian and Gauss-Newton
+information against closed forms (Rosenbrock), against finite differences of the gradient
+and of the residuals through a delayed, noisy simulation, sloppy directions where the loss
+sees only a sum, and the profiles against their closed forms."""
 
 import equinox as eqx
 import jax
@@ -108,7 +108,7 @@ def test_simulated_fc_loss_against_finite_differences(getkey):
     np.testing.assert_allclose(out.fisher, jac.T @ jac, rtol=1e-6)
 
 
-def test_profile_with_the_other_parameter_reoptimised_is_the_closed_form():
+def test_profile_with_the_other_parameter_reoptimized_is_the_closed_form():
     # L = (a - 1)**2 + 10 (a + b - 2)**2: min over b is (a - 1)**2 at b = 2 - a.
     def loss(m, key):
         return (m.a - 1.0) ** 2 + 10.0 * (m.a + m.b - 2.0) ** 2
@@ -122,9 +122,76 @@ def test_profile_with_the_other_parameter_reoptimised_is_the_closed_form():
     assert plain.loss[0] == pytest.approx(10.0) and prof.names == ("a", "b")
 
 
+class Three(eqx.Module):
+    a: jax.Array
+    b: jax.Array
+    c: jax.Array
+
+
+def _three(m, key):
+    # min over (b, c) at fixed a: c = b = 2 - a, leaving (a - 1)**2.
+    return (m.a - 1.0) ** 2 + 10.0 * (m.a + m.b - 2.0) ** 2 + 4.0 * (m.c - m.b) ** 2
+
+
+# The Hessian of _three, written out: 2 [[11, 10, 0], [10, 14, -4], [0, -4, 4]].
+THREE_HESSIAN = 2.0 * np.array([[11.0, 10.0, 0.0], [10.0, 14.0, -4.0], [0.0, -4.0, 4.0]])
+
+
+def test_local_profile_of_a_quadratic_loss_is_the_exact_profile():
+    fitted = Three(jnp.asarray(1.0), jnp.asarray(1.0), jnp.asarray(1.0))
+    values = np.array([0.5, 0.9, 1.0, 1.3, 2.0])
+    prof = nd.local_profile(_three, fitted, lambda p: (p.a, p.b, p.c), "a", values,
+                            THREE_HESSIAN)
+    np.testing.assert_allclose(prof.loss, (values - 1) ** 2, atol=1e-12)
+    np.testing.assert_allclose(prof.quadratic, (values - 1) ** 2, atol=1e-12)
+    others = np.array([[float(x) for x in point] for point in prof.others])
+    np.testing.assert_allclose(others, np.stack([values, 2 - values, 2 - values], axis=1),
+                               atol=1e-12)
+    assert prof.names == ("a", "b", "c")
+
+
+def test_local_profile_in_bounded_coordinates_agrees_to_second_order():
+    # b = softplus(u) (Positive): the Newton step is in u, the values in b's units. Near
+    # the fit the evaluated profile meets the quadratic model's to third order.
+    def loss(m, key):
+        return (m.a - 1.0) ** 2 + 10.0 * (m.a + jnp.log(m.b) - 1.0) ** 2
+
+    fitted = Params(jnp.asarray(1.0), jnp.asarray(1.0))  # the minimum: a = 1, log b = 0
+    where, bounds = (lambda p: (p.a, p.b)), (None, nd.Positive())
+    h = nd.identifiability(loss, fitted, where, bounds=bounds).hessian
+    gaps = []
+    for d in (0.02, 0.01):
+        prof = nd.local_profile(loss, fitted, where, "b", [1.0 + d, 1.0], h, bounds=bounds)
+        assert float(prof.others[0][1]) == pytest.approx(1.0 + d, rel=1e-12)
+        assert prof.loss[1] == pytest.approx(0.0, abs=1e-20) == prof.quadratic[1]
+        gaps.append(abs(prof.loss[0] - prof.quadratic[0]))
+        assert prof.loss[0] == pytest.approx(prof.quadratic[0], rel=0.1)
+    assert gaps[0] / gaps[1] == pytest.approx(8.0, rel=0.2)  # O(d^3)
+
+
+def test_local_profile_holds_an_unconstrained_coordinate():
+    def loss(m, key):  # b is invisible
+        return (m.a - 1.0) ** 2 + 0.0 * m.b
+
+    fitted = Params(jnp.asarray(1.0), jnp.asarray(0.3))
+    where = lambda p: (p.a, p.b)  # noqa: E731
+    h = np.array([[2.0, 0.0], [0.0, 0.0]])
+    prof = nd.local_profile(loss, fitted, where, "a", [0.0, 2.0], h)
+    np.testing.assert_allclose(prof.loss, [1.0, 1.0])
+    assert [float(p[1]) for p in prof.others] == [0.3, 0.3]
+    with pytest.raises(ValueError, match="does not constrain b"):
+        nd.local_profile(loss, fitted, where, "b", [0.0], h)
+
+
 @pytest.mark.parametrize(
     "call, message",
-    [(lambda m: nd.identifiability(_rosenbrock, m, lambda p: p.a, sloppy_ratio=0.0),
+    [(lambda m: nd.local_profile(_rosenbrock, m, lambda p: (p.a, p.b), "c", [1.0],
+                                 np.eye(2)), "'c' is not one of the fitted coordinates"),
+     (lambda m: nd.local_profile(_rosenbrock, m, lambda p: (p.a, p.b), "a", [1.0],
+                                 np.eye(3)), r"hessian must be a finite \(2, 2\) matrix"),
+     (lambda m: nd.local_profile(_rosenbrock, m, lambda p: (p.a, p.b), "a", [],
+                                 np.eye(2)), "non-empty 1-D sequence"),
+     (lambda m: nd.identifiability(_rosenbrock, m, lambda p: p.a, sloppy_ratio=0.0),
       "sloppy_ratio must be in"),
      (lambda m: nd.profile(_rosenbrock, m, lambda p: (p.a, p.b), [1.0]),
       "must select one scalar leaf"),

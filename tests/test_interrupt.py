@@ -31,11 +31,9 @@ import optax
 import pytest
 
 import netdyn as nd
-from netdyn._cli import _fit_command, main
+from netdyn._cli import _fit_command
 from netdyn._cli._run_folder import read_scan
 from netdyn._fit import atomic, interrupt
-from netdyn._fit.checkpoint import load_checkpoint
-from netdyn._fit.resume import saved_steps
 
 STEPS = 6
 
@@ -62,11 +60,11 @@ def _argv(folder: Path, out: Path, *extra: str, every: int = 100) -> list[str]:
 
 
 def _run(argv) -> tuple[int, str]:
-    """``main(argv)``: its exit status and stderr (a ``SystemExit`` gives its code)."""
+    """``nd.cli.main(argv)``: its exit status and stderr (a ``SystemExit`` gives its code)."""
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         try:
-            rc = main(argv)
+            rc = nd.cli.main(argv)
         except SystemExit as e:
             rc = e.code
         except KeyboardInterrupt:
@@ -174,8 +172,7 @@ def test_second_ctrl_c_during_the_save_keeps_the_step(tmp_path, monkeypatch):
 
     with pytest.raises(KeyboardInterrupt):
         _toy_fit(path, callback)
-    meta, _ = load_checkpoint(path)
-    assert meta["step"] == 2 and meta["history"]["step"] == [0, 1]
+    assert nd.saved_steps(path) == (2, 5)  # (its header checked: history rows 0 and 1)
 
 
 def _double_ctrl_c(delay: float) -> threading.Thread:
@@ -190,7 +187,7 @@ def _double_ctrl_c(delay: float) -> threading.Thread:
 
 
 def _trial(argv, delay: float) -> tuple[int, str]:
-    """``main(argv)`` with a double Ctrl-C after ``delay`` s: its exit status and stderr.
+    """``nd.cli.main(argv)`` with a double Ctrl-C after ``delay`` s: its exit status and stderr.
     This test's own SIGINT handler, which ``main`` replaces while it runs and puts back,
     drops those that come once it has returned (as its process would exit)."""
     late = []
@@ -210,7 +207,7 @@ def _check_outcome(out: Path, rc: int, err: str) -> int | None:
     assert "Traceback" not in err and "Exception ignored" not in err, err
     shown = [int(k) for k in re.findall(rf"step +(\d+)/{STEPS}", err)]
     checkpoint = out / "checkpoint.eqx"
-    saved = saved_steps(checkpoint)[0] if checkpoint.exists() else None  # valid header
+    saved = nd.saved_steps(checkpoint)[0] if checkpoint.exists() else None  # valid header
     if rc == 0:
         assert saved == STEPS and (out / "params.json").is_file(), err
         return saved
@@ -247,7 +244,7 @@ def test_double_ctrl_c_at_random_moments(tiny):
 
 
 # The ``netdyn`` console script.
-NETDYN = [sys.executable, "-c", "import sys; from netdyn._cli import main; sys.exit(main())"]
+NETDYN = [sys.executable, "-c", "import sys, netdyn; sys.exit(netdyn.cli.main())"]
 
 
 def _process(argv, rng: random.Random | None, span: float, after_step_1: bool):
@@ -390,7 +387,7 @@ def test_full_disk_at_a_later_checkpoint_keeps_the_earlier(tiny, monkeypatch):
     assert rc == 2 and err.count("\n") == 1, err
     assert f"{out / 'checkpoint.eqx'}: No space left on device; 2 of {STEPS} steps are " \
            "saved" in err
-    assert saved_steps(out / "checkpoint.eqx") == (2, STEPS) and _temps(out) == []
+    assert nd.saved_steps(out / "checkpoint.eqx") == (2, STEPS) and _temps(out) == []
 
 
 # --- Files read back on --resume ---------------------------------------------------------

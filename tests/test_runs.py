@@ -5,7 +5,6 @@ import re
 
 import jax
 import jax.numpy as jnp
-import jaxtyping
 import numpy as np
 import pytest
 from scipy import stats
@@ -124,14 +123,6 @@ def test_huber_level_term():
 
 REAL = "must be a finite real number"
 WINDOW = r"fcd_window must be two whole numbers of samples \(window, step\) with window >= 2"
-
-
-@pytest.fixture
-def no_type_hook(monkeypatch):
-    """The library's own checks as a user meets them: the runtime type check of the
-    annotations that the test suite adds (jaxtyping + beartype) would stop a value of the
-    wrong type (a string, ``None``, a float for an int) before them."""
-    monkeypatch.setattr(jaxtyping.config, "jaxtyping_disable", True)
 
 
 @pytest.mark.parametrize("option, value, message", [

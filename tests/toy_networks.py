@@ -1,4 +1,5 @@
-"""Small linear dynamics, a test connectome and a small RWW network shared by the tests.
+"""Small linear dynamics, a test connectome and small RWW and Hopf networks shared by the
+tests.
 
 Linear node dynamics keep the NumPy references short and the trajectories bounded, so that
 what a test sees is the coupling and the graph.
@@ -94,13 +95,17 @@ def random_history(rows, n, seed=4):
     return np.random.default_rng(seed).uniform(-1.0, 1.0, (rows, 2, n))
 
 
-def rww(n=6, seed=0, sigma=0.00283, G=0.5):
+def rww(n=6, seed=0, sigma=0.00283, G=0.5, *, density=0.7, max_length=40.0,
+        self_loops=False):
     """A small delayed, noisy Reduced Wong-Wang network on a random directed graph with
-    zeros (``sigma=None``: no noise)."""
+    zeros: weights U(0, 1) on about ``density`` of the pairs (none on the diagonal unless
+    ``self_loops``), tract lengths U(5, ``max_length``) mm at 4 mm/ms (``sigma=None``: no
+    noise)."""
     rng = np.random.default_rng(seed)
-    weights = rng.random((n, n)) * (rng.random((n, n)) < 0.7)
-    np.fill_diagonal(weights, 0.0)
-    lengths = rng.uniform(5.0, 40.0, (n, n))
+    weights = rng.random((n, n)) * (rng.random((n, n)) < density)
+    if not self_loops:
+        np.fill_diagonal(weights, 0.0)
+    lengths = rng.uniform(5.0, max_length, (n, n))
     return nd.Network(
         dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
         coupling=nd.DelayedLinear(G=G),
@@ -108,3 +113,18 @@ def rww(n=6, seed=0, sigma=0.00283, G=0.5):
         noise=None if sigma is None else nd.AdditiveNoise(sigma=sigma),
     )
 
+
+def hopf(n, seed, *, G, a, omega, sigma, max_delay):
+    """Stuart-Landau nodes (``SupHopf(a, omega)``) with delayed diffusive coupling on a
+    random dense directed graph without self-connections: weights U(0, 1)
+    ``[target, source]``, delays U(1, ``max_delay``) ms, additive noise ``sigma``."""
+    rng = np.random.default_rng(seed)
+    weights = rng.uniform(0.0, 1.0, (n, n))
+    np.fill_diagonal(weights, 0.0)
+    delays = rng.uniform(1.0, max_delay, (n, n))
+    return nd.Network(
+        dynamics=nd.SupHopf(a=a, omega=omega),
+        coupling=nd.DelayedDifference(G=G),
+        graph=nd.DelayGraph(weights, delays),
+        noise=nd.AdditiveNoise(sigma=sigma),
+    )

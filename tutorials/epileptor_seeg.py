@@ -12,7 +12,7 @@
 # gradient against finite differences (`nd.check_gradient`).
 #
 # Run it with `python tutorials/epileptor_seeg.py` (about a minute and a half on 2 CPU
-# cores; `--quick`, about half a minute, takes 40 optimiser steps instead of 120 and
+# cores; `--quick`, about half a minute, takes 40 optimizer steps instead of 120 and
 # checks the gradient along one direction instead of four: it still recovers every
 # $x_0$ within 1 %).
 
@@ -37,7 +37,7 @@ QUICK = "--quick" in sys.argv  # also False inside a notebook
 DT = 0.05  # ms, as TVB's Epileptor demos
 T1 = 1_300.0  # ms recorded: the onsets (0.7-0.9 s, 1.2 s at the fit's start)
 PERIOD = 10.0  # ms per SEEG sample (100 Hz): each sample is the mean over the period
-STEPS = 40 if QUICK else 120  # optimiser steps
+STEPS = 40 if QUICK else 120  # optimizer steps
 # Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
 # (by default a temporary folder).
 plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None

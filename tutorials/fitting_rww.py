@@ -161,15 +161,15 @@ start = eqx.tree_at(lambda n: n.coupling.G, net,
 #
 # `nd.fit(model, loss_fn, optimizer, where=..., steps=...)` runs an Optax loop: each step
 # evaluates the loss and its gradient with respect to the leaves selected by `where`, in
-# one compiled function, and applies the optimiser's update. `bounds=nd.Positive()`
-# optimises each through a softplus, so they stay positive whatever the step size (the
+# one compiled function, and applies the optimizer's update. `bounds=nd.Positive()`
+# optimizes each through a softplus, so they stay positive whatever the step size (the
 # Adam learning rate applies to the unconstrained values). The history holds, per step,
 # the loss, the metrics, the gradient norm, the parameters and the wall time;
 # `keep="best"` returns the parameters of the step with the lowest loss.
 #
 # Below the band of good `G` the loss is almost flat, and a momentum method that steps
 # over the band's edge lands where the gradient says nothing. `nd.backtrack(optimizer)`
-# guards against it: a step that raises the loss is taken back, and the optimiser
+# guards against it: a step that raises the loss is taken back, and the optimizer
 # restarts from the best point with half the step. With a fixed noise key the loss is a
 # deterministic function of the parameters, so comparing losses across steps is fair.
 
@@ -274,7 +274,7 @@ if plt is not None:
     n1 = len(history_G)
     ax.plot(np.arange(n1), history_G.loss, label="step 1: G, sigma")
     ax.plot(n1 + np.arange(len(history)), history.loss, label="step 2: G + regional I_o")
-    ax.set(xlabel="optimisation step", ylabel="loss", title="loss")
+    ax.set(xlabel="optimization step", ylabel="loss", title="loss")
     ax.legend()
     ax = axes[0, 2]
     strength = data.weights.sum(axis=1)  # incoming: W[target, source] summed over sources

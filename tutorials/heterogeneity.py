@@ -130,14 +130,14 @@ print(f"gradient {check.gradient:.4g}, central differences {check.finite_differe
 # %% [markdown]
 # Adam moves every parameter by about its learning rate per step. A region's gain moves
 # only that region; `G` moves all of them at once, so it gets a tenth of the step
-# (`optax.multi_transform`; the optimiser sees a list of the leaves `where` selects, in
+# (`optax.multi_transform`; the optimizer sees a list of the leaves `where` selects, in
 # its order). One noise key for the whole fit makes the loss a smooth function of the
 # parameters.
 
 # %%
-optimiser = optax.multi_transform({"gains": optax.adam(0.02), "G": optax.adam(0.002)},
+optimizer = optax.multi_transform({"gains": optax.adam(0.02), "G": optax.adam(0.002)},
                                   ["gains", "G"])
-fitted, history = nd.fit(hetero, loss_fn, optimiser, where=where,
+fitted, history = nd.fit(hetero, loss_fn, optimizer, where=where,
                          steps=3 if QUICK else 30, key=key, keep="best")
 g = np.asarray(nd.resolve_parameters(fitted).graph.weights.sum(axis=1) / strength)
 print(f"G {float(fitted.coupling.G):.4f}; input gains from {g.min():.2f} to {g.max():.2f}; "

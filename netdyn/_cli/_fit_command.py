@@ -30,7 +30,7 @@ from ._model import (
     factor,
     model_defaults,
     network,
-    optimiser,
+    optimizer,
     remat,
     selection,
     step_scales,
@@ -258,7 +258,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
     interrupt.check()
     try:
         fitted, history = fit(
-            net, loss_fn, optimiser(args.lr, args.steps, args.redraw, step_scales(where, net)),
+            net, loss_fn, optimizer(args.lr, args.steps, args.redraw, step_scales(where, net)),
             where=where, bounds=bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,

@@ -28,10 +28,11 @@ _STOPPING = ("netdyn fit: Ctrl-C: stopping once the current step (or simulation)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``netdyn`` command (``netdyn fit --help``).
+    """Entry point of the ``netdyn`` command (``netdyn fit --help``): ``main(["fit",
+    "--out", "run"])`` runs ``netdyn fit --out run`` in this process.
 
     Turns on ``jax_enable_x64`` (float64 simulation) for the process. Ctrl-C is held back
-    to safe points (``netdyn._fit.interrupt``): the fit stops after the step in progress,
+    to safe points (as in ``netdyn.fit``): the fit stops after the step in progress,
     with its checkpoint, and a second Ctrl-C within seconds changes nothing. Called
     without ``argv`` (as the ``netdyn`` command), ``main`` owns its process: on return,
     Ctrl-C is ignored, so that one pressed while the process exits prints no traceback.

@@ -262,7 +262,7 @@ def _scale_leaves(scales: tuple[float, ...]) -> optax.GradientTransformation:
 
 
 @functools.cache
-def optimiser(lr: float, steps: int, redraw: bool = False,
+def optimizer(lr: float, steps: int, redraw: bool = False,
               scales: tuple[float, ...] | None = None) -> optax.GradientTransformation:
     """Adam with ``lr`` cosine-decayed to ``lr / 10`` over ``steps`` (leaf ``i``'s steps
     times ``scales[i]``, see ``step_scales``); with one fixed noise key (not ``redraw``),

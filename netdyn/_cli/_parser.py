@@ -58,7 +58,9 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   spread over 4 fresh noise keys through the loss's Hessian) and other runs (leaving out
   each training run), computed when at most 8 values are fitted (--uncertainty); a
   parameter the data do not constrain (a flat direction of the loss) is named and gets
-  none.
+  none. With an interval for G, the loss along G over 1.5 times the interval on each
+  side (5 simulations, the other values moved as the Hessian says) is drawn beside the
+  quadratic model the interval rests on (fit.png), and their largest gap is printed.
 
 Measured with these defaults: 973 s for the whole command on a 2-core x86_64 CPU
 shared with other jobs (load 2.3-3.5; the search for the start, the gradient check and
@@ -78,8 +80,9 @@ per step, numbered from 1 as on the progress line: loss, fc_r, mean_fc, rmse, sa
 gradient norm, seconds, parameters), fc_simulated.csv and fc_heldout.csv (the first
 held-out set's), checkpoint.eqx and fit.png (loss curve, FC matrices and scatters of the
 fit and of the held-out run, FC value histograms, the scan of G, the held-out FC against
-the test runs') when matplotlib is installed (pip install "netdyn[plot]"). A folder with
-results is not overwritten without --overwrite. Ctrl-C keeps the steps done in
+the test runs', the profile of G, each held-out set's scores) when matplotlib is
+installed (pip install "netdyn[plot]"). A folder with results is not overwritten without
+--overwrite. Ctrl-C keeps the steps done in
 checkpoint.eqx and prints the command that continues the fit (--resume, with the same
 options). Exit status: 0 fitted, 1
 diverged, 2 bad options or files, 3 no usable start (no G reaches the data's mean FC),
@@ -199,7 +202,7 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      "(--fcd-window, --fcd-step; --duration must hold a window; default 0: "
                      "none)")
     opt.add_argument("--steps", type=int, default=DEFAULT_STEPS,
-                     help=f"optimisation steps (default {DEFAULT_STEPS})")
+                     help=f"optimization steps (default {DEFAULT_STEPS})")
     opt.add_argument("--lr", type=float, default=DEFAULT_LR,
                      help="Adam learning rate on the unconstrained scale at the first step, "
                      f"cosine-decayed to a tenth at the last (default {DEFAULT_LR})")

@@ -4,21 +4,25 @@ import numpy as np
 
 
 def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
-           interval=None):
+           interval=None, profile=None, heldout_each=None, runs_each=None):
     """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
-    the scan of G and the held-out run against the test runs' FC (right): a matplotlib
-    ``Figure``, or ``None`` without matplotlib. ``empirical``: ``(target, test FC or
-    None)``; ``scan``: the scan's ``grid`` dict; ``runs``: the run scores; ``interval``:
-    ``(G, lower, upper)``, the fitted G and its interval, shown on the scan."""
+    the scan of G and the held-out run against the test runs' FC, the profile of the loss
+    along G and the held-out scores of each noise set (right): a matplotlib ``Figure``, or
+    ``None`` without matplotlib. ``empirical``: ``(target, test FC or None)``; ``scan``:
+    the scan's ``grid`` dict; ``runs``: the run scores; ``interval``: ``(G, lower,
+    upper)``, the fitted G and its interval; ``profile``: the uncertainty's ``profile``
+    dict; ``heldout_each``, ``runs_each``: each held-out set's metrics and run scores."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return None
     target, test = empirical
-    fig = Figure(figsize=(17.5, 7), layout="constrained")
-    ax = fig.subplots(2, 5)
+    fig = Figure(figsize=(21, 7), layout="constrained")
+    ax = fig.subplots(2, 6)
     _scan_panel(ax[0, 4], scan, target, interval)
     _test_panel(ax[1, 4], test, heldout, runs)
+    _profile_panel(ax[0, 5], profile, interval)
+    _sets_panel(ax[1, 5], heldout_each, runs_each, target)
     steps = history.step  # numbered from 1 (_report.for_people)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
     ax[0, 0].set_xlabel("step")
@@ -111,6 +115,61 @@ def _scan_panel(a, scan, target, interval=None) -> None:
     twin.plot(g[np.argsort(g)], loss[np.argsort(g)], color="C0", lw=0.8)
     twin.set_ylabel("loss", color="C0")
     a.set_title("scan of G for the start", fontsize="medium")
+
+
+def _profile_panel(a, profile, interval) -> None:
+    """The loss along G near the fit (the others moved as the Hessian says) against the
+    quadratic model the interval of G rests on."""
+    if profile is None:
+        a.axis("off")
+        a.set_title("no profile of G (no interval for G)", fontsize="medium")
+        return
+    g = np.asarray(profile["G"], dtype=float)
+    order = np.argsort(g)
+    a.plot(g[order], np.asarray(profile["loss"])[order], "o-", color="C0", ms=4,
+           label="loss, simulated")
+    a.plot(g[order], np.asarray(profile["quadratic"])[order], "--", color="k", lw=0.8,
+           label="quadratic model")
+    if interval is not None:
+        value, lower, upper = interval
+        a.axvspan(lower, upper, color="C2", alpha=0.25, lw=0, label="95 % interval")
+        a.axvline(value, color="C2", lw=1.0)
+    a.set_xlabel("G")
+    a.set_ylabel("loss (fit's noise)")
+    a.legend(fontsize="x-small")
+    a.set_title("profile of G near the fit", fontsize="medium")
+
+
+def _sets_panel(a, heldout_each, runs_each, target) -> None:
+    """Each held-out noise set's scores (dots) with their mean and standard deviation."""
+    if not heldout_each:
+        a.axis("off")
+        return
+    columns = [("FC r\n(fitted FC)", [m["fc_r"] for m in heldout_each]),
+               ("mean FC", [m["mean_fc"] for m in heldout_each])]
+    tests = [r["test"] for r in (runs_each or []) if r is not None and "test" in r]
+    if tests:
+        columns.insert(1, ("FC r\n(test runs)", [t["fc_r"] for t in tests]))
+        if all(t.get("fcd_ks") is not None for t in tests):
+            columns.append(("FCD KS\n(test runs)", [t["fcd_ks"] for t in tests]))
+    for x, (_, values) in enumerate(columns):
+        v = np.asarray(values, dtype=float)
+        a.plot(np.full(v.size, x) + np.linspace(-0.12, 0.12, v.size), v, "o", ms=3,
+               color="C0", alpha=0.6)
+        a.errorbar(x + 0.3, v.mean(), yerr=v.std(ddof=1) if v.size > 1 else 0, fmt="s",
+                   color="k", ms=4, capsize=3)
+    iu = np.triu_indices(target.shape[0], k=1)
+    x_mean = [c[0] for c in columns].index("mean FC")
+    a.plot([x_mean - 0.3, x_mean + 0.4], [target[iu].mean()] * 2, color="C3", lw=1.0,
+           label="fitted FC's mean")
+    if tests:
+        a.plot([0.7, 1.4], [tests[0]["ceiling"]] * 2, color="C2", lw=1.0,
+               label="noise ceiling")
+    a.set_xticks(range(len(columns)), [c[0] for c in columns], fontsize="small")
+    a.set_ylim(0, 1)
+    a.legend(fontsize="x-small")
+    a.set_title(f"held-out sets ({len(heldout_each)}): each, mean ± sd",
+                fontsize="medium")
 
 
 def _test_panel(a, test, heldout, runs) -> None:

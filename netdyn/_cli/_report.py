@@ -114,6 +114,8 @@ def _G_interval(u: dict | None) -> tuple[float, float, float] | None:
     if u is None or not u.get("valid") or "coupling.G" not in u["names"]:
         return None
     i = u["names"].index("coupling.G")
+    if not u["constrained"][i]:
+        return None
     return u["values"][i], u["lower"][i], u["upper"][i]
 
 
@@ -123,7 +125,9 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     if args.no_plot:
         return False
     fig = figure(history, empirical, *simulated, title, scan=result["grid"],
-                 runs=result.get("runs"), interval=_G_interval(result.get("uncertainty")))
+                 runs=result.get("runs"), interval=_G_interval(result.get("uncertainty")),
+                 profile=(result.get("uncertainty") or {}).get("profile"),
+                 heldout_each=result.get("heldout_each"), runs_each=result.get("runs_each"))
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")
@@ -245,7 +249,7 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         f"{result['empirical_mean_fc']:.3f}), {100 * heldout['saturation']:.1f} % of pairs "
         "> 0.9.\n"
         + _runs_line(result.get("runs"), result.get("runs_sd"))
-        + uncertainty_line(result.get("uncertainty"))
+        + uncertainty_line(result.get("uncertainty"), maps["names"])
         + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
         + f"netdyn fit: wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"

@@ -22,7 +22,7 @@ SCAN = "scan.json"
 # What a fit leaves in its folder: what --overwrite replaces.
 RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
            "fc_heldout.csv", "fit.png", CHECKPOINT, SCAN)
-# Options that do not change the optimisation: they may differ on --resume. --remat
+# Options that do not change the optimization: they may differ on --resume. --remat
 # changes memory and time; in exact arithmetic not the values, in floating point their last
 # digits (XLA compiles the recomputation differently: ~1e-16 relative in the steps after
 # the resume; the steps before it are kept as recorded). settings.json records each resume

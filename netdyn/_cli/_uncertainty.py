@@ -7,7 +7,8 @@ import jax
 import numpy as np
 
 from .._fit.fc_loss import FcLoss
-from .._fit.uncertainty import uncertainty
+from .._fit.profile import local_profile
+from .._fit.uncertainty import Uncertainty, uncertainty
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
 from ._model import factor
@@ -15,6 +16,7 @@ from ._model import factor
 HELDOUT_STREAM = 2**31 - 1  # the held-out noise: a stream of the seed no fit step uses
 UNCERTAINTY_STREAM = 2**31 - 2  # the noise keys of the parameters' error bars
 AUTO_COORDINATES = 8  # --uncertainty auto: computed up to this many fitted values
+PROFILE_STEPS = (-1.5, -0.75, 0.0, 0.75, 1.5)  # G's profile, in half-widths of its interval
 
 
 def heldout_keys(key, sets: int) -> list:
@@ -77,11 +79,45 @@ def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, b
             out[k] = [None if x is None else x / f for x, f in zip(out[k], scale)]
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
                runs_left_out=None if leave is None else list(data.train_runs))
+    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u)
     return out
 
 
-def uncertainty_line(u: dict | None) -> str:
-    """The summary's line of intervals (or why there are none)."""
+def _G_profile(args, loss_fn: FcLoss, fitted, where, bounds, key, u: Uncertainty):
+    """The loss along G over 1.5 times its interval on each side, the other fitted
+    values moved as the Hessian says (``nd.local_profile``), beside the quadratic model the
+    interval rests on; ``None`` without an interval for G."""
+    name = "coupling.G"
+    if not u.valid or name not in u.names or not u.constrained[u.names.index(name)]:
+        return None
+    i = u.names.index(name)
+    g, lo, hi = (float(x[i]) for x in (u.values, u.lower, u.upper))
+    values = [g + f * ((hi - g) if f > 0 else (g - lo)) for f in PROFILE_STEPS]
+    start = time.perf_counter()
+    prof = local_profile(loss_fn, fitted, where, name, values, u.hessian, key=key,
+                         bounds=bounds)
+    unit = factor(args.model, name)
+    centre = PROFILE_STEPS.index(0.0)
+    rise = float(np.max(prof.quadratic - prof.quadratic[centre]))
+    departure = float(np.max(np.abs(prof.loss - prof.quadratic))) / rise if rise > 0 else None
+    return {"G": [v / unit for v in values], "loss": prof.loss.tolist(),
+            "quadratic": prof.quadratic.tolist(), "departure": departure,
+            "seconds": time.perf_counter() - start}
+
+
+def _label(name: str, map_names: list[str]) -> str:
+    """A coefficient along a map named by its map: ``....coefficients[1] (fc-gradient)``."""
+    base, _, index = name.partition("[")
+    if base.endswith(".coefficients") and index[:-1].isdigit():
+        k = int(index[:-1])
+        if k < len(map_names):
+            return f"{name} ({map_names[k]})"
+    return name
+
+
+def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
+    """The summary's line of intervals (or why there are none); a map's coefficient whose
+    interval holds 0 is said to be so (the data do not tell it from a flat map)."""
     if u is None:
         return ""
     if "skipped" in u:
@@ -91,11 +127,19 @@ def uncertainty_line(u: dict | None) -> str:
     parts = []
     for name, v, lo, hi, ok in zip(u["names"], u["values"], u["lower"], u["upper"],
                                    u["constrained"]):
-        parts.append(f"{name} {v:.4g} [{lo:.4g}, {hi:.4g}]" if ok else
-                     f"{name} {v:.4g} (not constrained by the data: no interval)")
+        label = _label(name, list(map_names))
+        zero = " (holds 0: no evidence for the map)" if (
+            ok and label != name and lo <= 0 <= hi) else ""
+        parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
+                     f"{label} {v:.4g} (not constrained by the data: no interval)")
     sources = f"noise over {u['noise_keys']} keys"
     if u["runs_left_out"]:
         sources += f", leaving out each of the {len(u['runs_left_out'])} training runs"
     sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
+    p = u.get("profile")
+    profile = "" if p is None or p["departure"] is None else (
+        f"; profile of G over 1.5 times its interval ({len(p['G'])} points, "
+        f"{p['seconds']:.0f} s): the loss departs from the quadratic model the interval "
+        f"rests on by up to {100 * p['departure']:.0f} % of its rise (fit.png)")
     return (f"netdyn fit: {100 * u['level']:.0f} % intervals ({sources}; "
-            f"{u['seconds']:.0f} s): {', '.join(parts)}{sloppy}.\n")
+            f"{u['seconds']:.0f} s): {', '.join(parts)}{sloppy}{profile}.\n")

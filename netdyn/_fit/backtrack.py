@@ -12,9 +12,9 @@ from .._validate import number
 class BacktrackState(NamedTuple):
     """The state of ``backtrack``.
 
-    ``inner``: the wrapped optimiser's state; ``best_params``, ``best_grads``,
+    ``inner``: the wrapped optimizer's state; ``best_params``, ``best_grads``,
     ``best_value``: the point with the lowest loss seen, its gradient and loss; ``scale``:
-    the factor on the wrapped optimiser's updates; ``rejected``: the number of steps
+    the factor on the wrapped optimizer's updates; ``rejected``: the number of steps
     taken back.
     """
 
@@ -30,21 +30,21 @@ def backtrack(optimizer: optax.GradientTransformation,
               shrink: float = 0.5) -> optax.GradientTransformationExtraArgs:
     r"""``optimizer`` with steps that raised the loss taken back and retried shorter.
 
-    A deferred backtracking line search along the optimiser's own steps. Each update
+    A deferred backtracking line search along the optimizer's own steps. Each update
     receives the loss at the current parameters $u_k$ (``update(grads, state, params,
     value=loss)``; ``netdyn.fit`` passes it). Let $u^*$ be the point with the lowest loss
     seen so far, $g^*$ its gradient and $s$ the step scale (1 at the start):
 
     - if $L(u_k) \le L(u^*)$, the step is accepted: $u^* \leftarrow u_k$, and the update
       is $s\,\Delta(g_k)$, with $\Delta$ the update of ``optimizer``;
-    - otherwise the step that led to $u_k$ is taken back, the optimiser restarts at
+    - otherwise the step that led to $u_k$ is taken back, the optimizer restarts at
       $u^*$ and steps again, shorter: $s \leftarrow$ ``shrink`` $\cdot\, s$, the
-      optimiser's state is initialised afresh (momentum, step counts and schedules),
+      optimizer's state is initialised afresh (momentum, step counts and schedules),
       and the update is $u^* - u_k + s\,\Delta(g^*)$.
 
     While the loss decreases this is ``optimizer`` itself. A rejected step costs nothing
     extra: its evaluation is the one that found the loss higher. The restart discards
-    the momentum that carried the optimiser past the minimum (function-value restart,
+    the momentum that carried the optimizer past the minimum (function-value restart,
     O'Donoghue & Candès 2015, *Found. Comput. Math.* 15: 715); retrying the same
     direction ever shorter could stall short of it. The scale never grows back.
 

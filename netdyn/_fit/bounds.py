@@ -11,9 +11,9 @@ from jaxtyping import Array, ArrayLike, Float
 
 class AbstractTransform(eqx.Module):
     r"""A smooth bijection $x = T(u)$ from an unconstrained value $u \in \mathbb{R}$
-    (what the optimiser updates) onto a parameter's physical range (what the model sees).
+    (what the optimizer updates) onto a parameter's physical range (what the model sees).
 
-    ``fit`` optimises $u$ and builds the model from $T(u)$, so every iterate stays in
+    ``fit`` optimizes $u$ and builds the model from $T(u)$, so every iterate stays in
     range whatever the step size. Transforms act element-wise: one transform serves a
     scalar or a per-region vector.
     """

@@ -95,7 +95,7 @@ def read_tree(path: str | os.PathLike, leaves: bytes, like):
         return eqx.tree_deserialise_leaves(io.BytesIO(leaves), like)
     except Exception as e:  # noqa: BLE001 - any mismatch of structure, shape or dtype
         raise ValueError(
-            f"checkpoint {path} does not match this fit (optimiser state or trained "
+            f"checkpoint {path} does not match this fit (optimizer state or trained "
             f"parameters differ: same optimizer and where are needed to resume): {e}"
         ) from None
 

@@ -39,6 +39,18 @@ class Coordinates(eqx.Module):
     def to_values(self, u):
         return jnp.concatenate([jnp.ravel(x) for x in self._leaves(u)])
 
+    def with_value(self, u, index: int, value) -> jax.Array:
+        """``u`` with coordinate ``index`` moved so that its leaf's value is ``value``
+        (through the leaf's transform; the other coordinates unchanged)."""
+        sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
+        leaf = int(np.searchsorted(np.cumsum(sizes), index, side="right"))
+        offset = index - int(np.sum(sizes[:leaf]))
+        current = jnp.ravel(self._leaves(u)[leaf])
+        moved = current.at[offset].set(jnp.asarray(value, current.dtype))
+        inner = jnp.ravel(self.transforms[leaf].inverse(moved.reshape(self.shapes[leaf])))
+        start = int(np.sum(sizes[:leaf]))
+        return u.at[start + offset].set(inner[offset].astype(u.dtype))
+
     @property
     def u0(self) -> jax.Array:
         leaves = self.leaf_where(self.model)

@@ -34,9 +34,9 @@ def diverged_message(k: int, row: dict, names, path, good_n: int) -> str:
     elif not np.isfinite(row["grad_norm"]):
         what = "the gradient of the loss is not finite"
     else:
-        # The loss and gradient are finite there: the optimiser's step made the new
+        # The loss and gradient are finite there: the optimizer's step made the new
         # parameters (or the unconstrained values it updates) NaN or infinite.
-        what = "the optimiser's update gives non-finite parameters"
+        what = "the optimizer's update gives non-finite parameters"
     return (
         f"fit stopped at step {k}: {what} "
         f"(loss={row['loss']}, grad_norm={row['grad_norm']}) at {params}. The fitted "

@@ -37,8 +37,8 @@ def fit(
 
     Each step evaluates the loss and its gradient (``eqx.filter_value_and_grad``) and
     applies one ``optimizer`` update, in a single compiled function reused at every
-    step. Every other leaf of ``model`` stays fixed. A bounded parameter is optimised
-    through a transform $x = T(u)$ (``bounds``): the optimiser updates the unconstrained
+    step. Every other leaf of ``model`` stays fixed. A bounded parameter is optimized
+    through a transform $x = T(u)$ (``bounds``): the optimizer updates the unconstrained
     $u$, so every iterate lies in the physical range.
 
     **Arguments**:
@@ -52,14 +52,14 @@ def fit(
       It sees a list of the unconstrained values, one array per leaf of ``where``'s
       result, in order: ``optax.multi_transform({"G": optax.adam(1e-3), "I_o":
       optax.adam(1e-2)}, ["G", "I_o"])`` gives each leaf its own step. Its ``update``
-      also receives the loss as ``value=`` (optax's extra arguments), for optimisers
+      also receives the loss as ``value=`` (optax's extra arguments), for optimizers
       that use it: ``netdyn.backtrack(optax.adam(1e-2))`` takes back steps that raised
       the loss.
     - ``where``: ``model -> leaf`` or a tuple / PyTree of leaves, as for
       ``eqx.tree_at``: e.g. ``lambda n: n.coupling.G`` or
       ``lambda n: (n.coupling.G, n.dynamics.I_o)``. Leaves must be floating point (a
       Python float or a float array; a per-region parameter is a ``[nodes]`` array).
-    - ``steps``: number of optimisation steps, ``>= 1`` (with ``resume``: the total,
+    - ``steps``: number of optimization steps, ``>= 1`` (with ``resume``: the total,
       including the steps already done).
     - ``bounds``: ``None`` (unbounded), one ``AbstractTransform`` for every leaf (e.g.
       ``nd.Positive()``), or a PyTree of the structure of ``where(model)`` holding a
@@ -73,7 +73,7 @@ def fit(
     - ``on_nonfinite``: what to do when the loss, the gradient or the updated parameters
       are NaN or infinite. Such a step is never applied, and parameters at which the
       loss is not finite are never kept: the fit goes back to the *last good* state (the
-      latest parameters and optimiser state at which the loss and gradient were finite,
+      latest parameters and optimizer state at which the loss and gradient were finite,
       usually those of the previous step). ``"stop"``: raise ``FitDivergedError``, whose
       ``model`` (and the checkpoint) hold the last good parameters; ``resume=True``
       restarts from there (e.g. after lowering the learning rate). ``"skip"``: continue
@@ -83,7 +83,7 @@ def fit(
       interruption (an exception, ``KeyboardInterrupt``) and before raising
       ``FitDivergedError`` (then the last good state), the state after the last
       completed step is written there atomically (temporary file, then ``os.replace``):
-      the trained leaves' unconstrained values, the optimiser state, the step counter
+      the trained leaves' unconstrained values, the optimizer state, the step counter
       and the history, with the parameter names, shapes, transforms and key, under a
       SHA-256 checksum that is verified on resume. (A process killed by a signal keeps
       the last periodic checkpoint. With several processes, process 0 writes it.) In the
@@ -93,8 +93,8 @@ def fit(
     - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
       The continued fit is bit-for-bit the uninterrupted one: same parameters, same
       history (the rows before the resume are those recorded). ``model``, ``where``,
-      ``bounds``, ``key``, ``redraw`` and the optimiser must be those of the interrupted
-      call (checked, except the optimiser's hyper-parameters). A ``loss_fn`` compiled
+      ``bounds``, ``key``, ``redraw`` and the optimizer must be those of the interrupted
+      call (checked, except the optimizer's hyper-parameters). A ``loss_fn`` compiled
       differently (e.g. another solver ``remat``, equal in exact arithmetic) gives the
       steps after the resume to rounding (~1e-16 relative), not bit for bit.
     - ``callback``: called after each step with the history row as a ``dict``
@@ -105,7 +105,7 @@ def fit(
     - ``keep``: ``"last"`` returns the parameters after the last update; ``"best"`` those
       of the history row with the lowest finite loss (the parameters at which that loss
       was evaluated). With common random numbers the loss is a deterministic function of
-      the parameters, so the best row is a fair choice when the optimiser oscillates
+      the parameters, so the best row is a fair choice when the optimizer oscillates
       around a steep optimum.
 
     **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced

@@ -1,4 +1,4 @@
-"""The record of a fit: one row per optimisation step."""
+"""The record of a fit: one row per optimization step."""
 
 import csv
 import io
@@ -37,7 +37,7 @@ class FitHistory(eqx.Module):
 
     Row ``k`` describes step ``k``: the parameters $\theta_k$ at which the loss was
     evaluated, the loss $L(\theta_k)$, the gradient norm $\lVert \nabla_u L \rVert_2$
-    (with respect to the *unconstrained* values the optimiser updates), the auxiliary
+    (with respect to the *unconstrained* values the optimizer updates), the auxiliary
     metrics returned by ``loss_fn``, the wall time of the step in seconds (row 0
     includes compilation), and whether the update was skipped (non-finite loss or
     gradient). The fitted model holds $\theta_{\text{steps}}$, the parameters after the

@@ -1,4 +1,4 @@
-"""The optimisation loop shared by ``fit`` and ``fit_multistart``: steps, history rows,
+"""The optimization loop shared by ``fit`` and ``fit_multistart``: steps, history rows,
 checkpoints, and the stop on non-finite values."""
 
 import time
@@ -17,7 +17,7 @@ from .placement import StartsPlacement
 from .progress import Progress
 from .resume import FitCheckpoint
 from .select import Selection, select
-from .step import as_float_array, initial_state, step
+from .step import FitState, as_float_array, initial_state, step
 
 
 def _to_host(x) -> np.ndarray:
@@ -97,10 +97,11 @@ class _Loop:
         state (``resume=True`` replays the step from there) and raise."""
         if not (self.options.on_nonfinite == "stop" and bool(skipped)):
             return
-        _, _, frozen, good_u, good_opt = new_state
-        self.save((good_u, good_opt, jnp.zeros_like(frozen), good_u, good_opt),
-                  good_n, good_n)
-        model = eqx.tree_at(self.sel.leaf_where, self.base, tuple(self.physical(good_u)))
+        good = new_state
+        self.save(FitState(good.good_u, good.good_opt, jnp.zeros_like(good.frozen),
+                           good.good_u, good.good_opt), good_n, good_n)
+        model = eqx.tree_at(self.sel.leaf_where, self.base,
+                            tuple(self.physical(good.good_u)))
         raise FitDivergedError(
             diverged_message(k, row, self.sel.names, self.checkpoint.path, good_n), model,
             self.rows.history(), k,
@@ -109,7 +110,7 @@ class _Loop:
     def stop_starts(self, k: int, new_state) -> None:
         """``fit_multistart``: raise once every start has stopped (a stopped start stays
         frozen at its last good parameters, the others go on)."""
-        if bool(np.all(self.host(new_state[2]))):
+        if bool(np.all(self.host(new_state.frozen))):
             self.save(new_state, k + 1, k + 1)
             raise FitDivergedError(
                 f"fit_multistart: every start met a non-finite loss or gradient by step "
@@ -164,7 +165,6 @@ def run(model, loss_fn, optimizer, *, sel: Selection, x0: list, batch: int | Non
     physical values, the history, and which starts stopped on a non-finite value."""
     loop = _Loop(model, loss_fn, optimizer, sel, batch, options, placement)
     u = [as_float_array(t.inverse(x)) for t, x in zip(sel.transforms, x0)]
-    # (u, opt_state, frozen, good_u, good_opt): see step.step.
     state = initial_state(optimizer, u, batch)
     n0 = good_n = 0
     if options.resume and loop.checkpoint.path.exists():
@@ -172,7 +172,7 @@ def run(model, loss_fn, optimizer, *, sel: Selection, x0: list, batch: int | Non
     if placement is not None:
         state = placement.starts(state)
     state = loop.run(state, n0, good_n)
-    u, frozen = state[0], state[2]
+    u, frozen = state.u, state.frozen
     if placement is not None:
         # Gathered from every process, so that the result lives on this process's device.
         u, frozen = placement.host((u, frozen))

@@ -35,7 +35,7 @@ def fit_multistart(
     ``where(model)`` whose leaves have a leading axis of length ``S`` (``S`` starts),
     e.g. ``starts=jnp.array([0.1, 0.3, 0.6])`` for ``where=lambda n: n.coupling.G``. The
     values already in ``model`` at ``where`` are not used. Each start has its own
-    optimiser state; all see the same ``key`` (common random numbers across starts, so
+    optimizer state; all see the same ``key`` (common random numbers across starts, so
     their losses compare fairly). One compiled step runs every start.
 
     ``**options`` are ``fit``'s keyword arguments ``steps`` (required), ``bounds``,

@@ -1,4 +1,4 @@
-"""The settings of the optimisation loop that ``fit`` and ``fit_multistart`` share."""
+"""The settings of the optimization loop that ``fit`` and ``fit_multistart`` share."""
 
 import dataclasses
 import os

@@ -1,4 +1,5 @@
-"""``profile``: the loss along one parameter with the others re-optimised."""
+"""``profile`` and ``local_profile``: the loss along one parameter with the others
+re-optimized (by fits, or by the quadratic model at the fit)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -9,9 +10,11 @@ import numpy as np
 import optax
 
 from .._custom_types import Key
+from .coordinates import coordinates
 from .fit import fit
 from .select import select
 from .step import split_loss
+from .uncertainty import constrained, smooth
 
 
 class Profile(NamedTuple):
@@ -19,15 +22,18 @@ class Profile(NamedTuple):
 
     - ``values``: the fixed values $a_k$ of the profiled parameter.
     - ``loss``: $\min_\theta L(a_k, \theta)$ as found (the best loss of each inner fit).
-    - ``others``: for each $a_k$, the re-optimised leaves (a tuple, in ``where``'s
+    - ``others``: for each $a_k$, the re-optimized leaves (a tuple, in ``where``'s
       order).
-    - ``names``: the profiled parameter's name and the re-optimised leaves' names.
+    - ``names``: the profiled parameter's name and the re-optimized leaves' names.
+    - ``quadratic``: ``local_profile`` only (else ``None``): the quadratic model's
+      profile at ``values``, $L(\hat u) + \tfrac12 h\,(u_a - \hat u_a)^2$.
     """
 
     values: np.ndarray
     loss: np.ndarray
     others: list[tuple[np.ndarray, ...]]
     names: tuple[str, ...]
+    quadratic: np.ndarray | None = None
 
 
 def profile(
@@ -48,7 +54,7 @@ def profile(
 
     $$ \mathrm{PL}(a_k) = \min_\theta L(a_k, \theta) $$
 
-    for each value $a_k$, with the leaves $\theta$ that ``where`` selects re-optimised
+    for each value $a_k$, with the leaves $\theta$ that ``where`` selects re-optimized
     by ``nd.fit`` (``steps`` steps of ``optimizer``, each fit starting from the previous
     value's optimum; ``values`` are visited in the order given, so pass them sorted
     outward from the fitted value). A flat profile means the data do not determine $a$;
@@ -61,7 +67,7 @@ def profile(
       ``nd.fit``.
     - ``parameter``: ``model -> leaf``, the scalar leaf to fix at each value.
     - ``values``: the values of the profiled parameter.
-    - ``where``: the leaves to re-optimise, or ``None``.
+    - ``where``: the leaves to re-optimize, or ``None``.
     - ``optimizer``: default ``optax.adam(1e-2)``; ``steps``: per value, >= 1.
 
     **Returns**: a ``Profile``.
@@ -96,3 +102,83 @@ def profile(
         found.append(tuple(np.asarray(x) for x in jax.tree.leaves(where(current))))
     names = fixed.names + (others.names if others is not None else ())
     return Profile(grid, np.asarray(losses), found, names)
+
+
+def local_profile(
+    loss_fn: Callable[[Any, Any], Any],
+    model: Any,
+    where: Callable[[Any], Any],
+    coordinate: str,
+    values: Sequence[float] | np.ndarray,
+    hessian: Any,
+    *,
+    key: Key | None = None,
+    bounds: Any = None,
+) -> Profile:
+    r"""The profile of the loss along one fitted coordinate $a$ near the fit $\hat u$,
+    with the other coordinates $o$ at their optimum under the quadratic model of the loss
+    there (one Newton step from the fit):
+
+    $$ u_o(a) = \hat u_o - H_{oo}^{-1} H_{oa}\,(u_a - \hat u_a), \qquad
+       \mathrm{PL}(a) \approx L\big(u_a, u_o(a)\big), $$
+
+    each evaluated by simulation (one loss evaluation per value, where ``nd.profile``
+    runs a fit per value). Beside it, the quadratic model's own profile
+    $L(\hat u) + \tfrac12 h\,(u_a - \hat u_a)^2$ with $h = H_{aa} - H_{ao}H_{oo}^{-1}
+    H_{oa}$. The intervals of ``nd.uncertainty`` rest on that model: where the two part
+    over an interval, its first-order interval is not to be trusted there (Raue et al.
+    2009 for profiles). Coordinates the Hessian leaves unconstrained (as in
+    ``nd.uncertainty``) are held at their fitted value. Exact for a quadratic loss. All
+    in the fit's coordinates $u$ (``bounds``); ``values`` in the parameter's own units.
+
+    **Arguments**:
+
+    - ``loss_fn``, ``model`` (at the fitted values), ``where``, ``key``, ``bounds``: as
+      for ``nd.uncertainty``; an rmse ``nd.FcLoss`` is squared first, as there.
+    - ``coordinate``: the profiled coordinate's name, as in ``Uncertainty.names``
+      (``"coupling.G"``, ``"dynamics.I_o[3]"``).
+    - ``values``: the values of that coordinate.
+    - ``hessian``: the loss's Hessian in the fit's coordinates at the fit, e.g.
+      ``nd.uncertainty(...).hessian``.
+
+    **Returns**: a ``Profile`` (``others``: every coordinate's value at each point;
+    ``quadratic`` set).
+    """
+    grid = np.asarray(values, dtype=float)
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)):
+        raise ValueError(f"local_profile values must be a non-empty 1-D sequence of finite "
+                         f"numbers, got {values!r}.")
+    coords = coordinates(model, where, bounds)
+    if coordinate not in coords.names:
+        raise ValueError(f"local_profile: {coordinate!r} is not one of the fitted "
+                         f"coordinates {list(coords.names)}.")
+    h = np.asarray(hessian, dtype=float)
+    n = coords.u0.size
+    if h.shape != (n, n) or not np.all(np.isfinite(h)):
+        raise ValueError(f"local_profile hessian must be a finite ({n}, {n}) matrix (the "
+                         f"fitted coordinates {list(coords.names)}), got shape {h.shape}.")
+    h = (h + h.T) / 2
+    a = coords.names.index(coordinate)
+    w, v = np.linalg.eigh(h)
+    ok = constrained(w, v)
+    if not ok[a]:
+        raise ValueError(f"local_profile: the Hessian does not constrain {coordinate} (a "
+                         "flat direction): its profile near the fit is flat.")
+    others = np.flatnonzero(ok & (np.arange(n) != a))
+    h_oo, h_oa = h[np.ix_(others, others)], h[others, a]
+    move = np.linalg.solve(h_oo, h_oa) if others.size else np.zeros(0)
+    curvature = float(h[a, a] - h_oa @ move)
+    loss_fn = smooth(loss_fn)
+    plain = eqx.filter_jit(lambda m: split_loss(loss_fn(m, key))[0])
+    u0 = np.asarray(coords.u0)
+    base = float(plain(model))
+    losses, found, quadratic = [], [], []
+    for value in grid:
+        u = np.array(coords.with_value(coords.u0, a, value))
+        du = u[a] - u0[a]
+        u[others] = u0[others] - move * du
+        point = coords.at(jax.numpy.asarray(u, coords.u0.dtype))
+        losses.append(float(plain(point)))
+        found.append(tuple(np.asarray(x) for x in jax.tree.leaves(where(point))))
+        quadratic.append(base + 0.5 * curvature * du * du)
+    return Profile(grid, np.asarray(losses), found, coords.names, np.asarray(quadratic))

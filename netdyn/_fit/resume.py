@@ -61,8 +61,17 @@ def read_header(path: str | Path) -> tuple[dict, bytes, FitHistory]:
 
 
 def saved_steps(path: str | Path) -> tuple[int, int]:
-    """``(steps done, steps in all)`` of checkpoint ``path``, its header checked
-    (``read_header``)."""
+    """How far the fit saved in checkpoint ``path`` (``fit(..., checkpoint=path)``, or
+    ``fit_multistart``'s) got, read from its header (the file's checksum verified, its
+    arrays not restored).
+
+    **Returns** ``(steps done, steps in all)``: ``fit(..., resume=True)`` continues at
+    step ``done + 1`` of ``steps``.
+
+    **Raises** ``ValueError`` naming the file: not a checkpoint, corrupt (its SHA-256
+    checksum), or a header field that is missing or not valid (naming the field);
+    ``FileNotFoundError`` if there is no file.
+    """
     saved, _, _ = read_header(path)
     return saved["step"], saved["steps"]
 

@@ -1,7 +1,7 @@
-"""One optimisation step, compiled once and reused at every step of ``fit`` and
-``fit_multistart``, and the optimiser state it starts from."""
+"""One optimization step, compiled once and reused at every step of ``fit`` and
+``fit_multistart``, and the optimizer state it starts from."""
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -60,9 +60,23 @@ def as_float_array(v) -> jax.Array:
     return jnp.asarray(v, dtype=dtype)
 
 
-def initial_state(optimizer: optax.GradientTransformation, u: list, batch: int | None):
-    """``(u, opt_state, frozen, good_u, good_opt)`` before the first step (see ``step``);
-    with ``batch`` starts, every leaf has a leading axis over starts."""
+class FitState(NamedTuple):
+    """What one step of a fit starts from: the unconstrained values ``u`` and the
+    optimizer state, whether the start has stopped (``frozen``), and the last *good*
+    values and optimizer state (the latest at which the loss and gradient were finite).
+    The checkpoint stores its leaves in this order."""
+
+    u: list
+    opt_state: Any
+    frozen: Any
+    good_u: list
+    good_opt: Any
+
+
+def initial_state(optimizer: optax.GradientTransformation, u: list,
+                  batch: int | None) -> FitState:
+    """The ``FitState`` before the first step (see ``step``); with ``batch`` starts, every
+    leaf has a leading axis over starts."""
     with jax.numpy_dtype_promotion("standard"):
         if batch is None:
             opt_state = optimizer.init(u)
@@ -70,17 +84,15 @@ def initial_state(optimizer: optax.GradientTransformation, u: list, batch: int |
             opt_state = jax.vmap(optimizer.init)(u)
     frozen = jnp.zeros(() if batch is None else (batch,), bool)
     # The initial state is "good": a fit whose first step fails stays there.
-    return (u, opt_state, frozen, u, opt_state)
+    return FitState(u, opt_state, frozen, u, opt_state)
 
 
 @eqx.filter_jit
 def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
          redraw: bool, stop: bool, batched: bool):
-    """One optimisation step (vmapped over starts when ``batched``).
+    """One optimization step (vmapped over starts when ``batched``).
 
-    ``state = (u, opt_state, frozen, good_u, good_opt)``: the unconstrained values and
-    optimiser state the step starts from, whether the start has stopped, and the last
-    *good* state (the latest one at which the loss and gradient were finite). A bad step
+    ``state``: a ``FitState``. A bad step
     (non-finite loss, gradient or update) is not applied: the next step starts again from
     the good state, so that parameters at which the loss is not finite are never kept.
 
@@ -92,7 +104,7 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
     if redraw:
         step_key = jax.random.fold_in(key, index)
 
-    def single(state):
+    def single(state: FitState):
         u, opt_state, frozen, good_u, good_opt = state
 
         def objective(u):
@@ -104,9 +116,9 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
         (loss, (aux, xs)), grads = eqx.filter_value_and_grad(objective, has_aux=True)(u)
         gnorm = _global_norm(grads)
         # Optax mixes Python floats with int32 step counts (e.g. Adam's bias correction),
-        # which strict dtype promotion refuses: the optimiser runs with standard promotion.
+        # which strict dtype promotion refuses: the optimizer runs with standard promotion.
         with jax.numpy_dtype_promotion("standard"):
-            # The loss goes along as ``value`` (optax's extra arguments), for optimisers
+            # The loss goes along as ``value`` (optax's extra arguments), for optimizers
             # that use it (``backtrack``, ``optax.contrib.reduce_on_plateau``).
             updates, new_opt = optax.with_extra_args_support(optimizer).update(
                 grads, opt_state, u, value=loss
@@ -120,7 +132,7 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
         next_u = _select_tree(ok, new_u, good_u)
         next_opt = _select_tree(ok, new_opt, good_opt)
         next_frozen = frozen | (~ok & stop)
-        new_state = (next_u, next_opt, next_frozen, good_u, good_opt)
+        new_state = FitState(next_u, next_opt, next_frozen, good_u, good_opt)
         return new_state, (loss, gnorm, ~ok, good_here, aux, xs)
 
     if batched:

@@ -42,6 +42,8 @@ class Uncertainty(NamedTuple):
     - ``valid``: the Hessian of the constrained coordinates is positive definite (the fit
       sits at a minimum); if not, every interval is NaN and ``note`` says along which
       direction it is not.
+    - ``hessian``: the loss's Hessian in $u$ (that of the squared loss for an rmse
+      ``FcLoss``), for ``nd.local_profile``.
     """
 
     names: tuple[str, ...]
@@ -58,11 +60,14 @@ class Uncertainty(NamedTuple):
     constrained: np.ndarray
     valid: bool
     note: str
+    hessian: np.ndarray
 
     def as_dict(self) -> dict:
         """Plain lists and numbers, for JSON (NaN as ``None``)."""
 
         def plain(v):
+            if isinstance(v, np.ndarray) and v.ndim > 1:
+                return [plain(row) for row in v]
             if isinstance(v, np.ndarray):
                 return [None if not math.isfinite(x) else float(x) for x in v.ravel()]
             return v
@@ -114,7 +119,9 @@ class _Squared(eqx.Module):
         return value * value, metrics
 
 
-def _smooth(loss_fn):
+def smooth(loss_fn):
+    """The loss whose Hessian ``uncertainty`` takes: an rmse ``FcLoss`` squared, any
+    other unchanged."""
     # The root of a mean square concentrates its curvature at each noise key's own minimum
     # (where the root is smallest): measured on a noisy linear network, the fit key's
     # Hessian was 3.5x the mean over fresh keys, and the noise sd came out 1.7x too small
@@ -140,7 +147,7 @@ def _slope(coords: Coordinates, u):
     return jax.jvp(coords.to_values, (u,), (jnp.ones_like(u),))[1]
 
 
-def _constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+def constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The coordinates the loss constrains: all but those dominating (a component of
     magnitude >= 0.5, or the largest) an eigen-direction whose eigenvalue is within
     ``SLOPPY`` times the largest of 0 (flat; slightly negative through noise)."""
@@ -214,13 +221,13 @@ def uncertainty(
                          "leave_one_out losses to estimate a spread (or None).")
     if not noise_keys and not leave_one_out:
         raise ValueError("uncertainty needs noise_keys, leave_one_out or both.")
-    loss_fn = _smooth(loss_fn)
-    leave_one_out = [_smooth(fn) for fn in leave_one_out]
+    loss_fn = smooth(loss_fn)
+    leave_one_out = [smooth(fn) for fn in leave_one_out]
     coords = coordinates(model, where, bounds)
     u0 = coords.u0
     hessian = hessian_matrix(loss_fn, coords, key)
     w, v = np.linalg.eigh(hessian)
-    ok = _constrained(w, v)
+    ok = constrained(w, v)
     sub = hessian[np.ix_(ok, ok)]
     valid = bool(ok.any() and np.linalg.eigvalsh(sub).min() > 0)
     inv = np.zeros_like(hessian)
@@ -261,4 +268,4 @@ def uncertainty(
         coords.names, np.asarray(_values(coords, u0)), level,
         None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
         None if cov_data is None else np.abs(slope) * np.sqrt(var_d),
-        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, ok, valid, note)
+        np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, ok, valid, note, hessian)

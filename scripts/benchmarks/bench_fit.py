@@ -32,40 +32,55 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 import netdyn as nd  # noqa: E402
-from netdyn._cli import (  # noqa: E402
-    _HELDOUT_STREAM,
-    _build_parser,
-    _load_data,
-    _network,
-    _remat,
-    main as cli_main,
-)
 
 WINDOW = 72_000.0  # ms of BOLD per stationarity window (100 TRs)
+# netdyn fit draws the noise of its held-out check from this stream of the seed's key (the
+# first of its --heldout-sets sets): main() asserts that the check rebuilt here scores what
+# params.json says.
+HELDOUT_STREAM = 2**31 - 1
 
 
-def _fitted_network(args, report):
-    """The default network with the fitted G and sigma of ``report``."""
-    data = _load_data(args)  # the FC of the training runs, as the fit saw it
-    target = data.target
-    net, monitor = _network(args, data.weights, data.lengths)
+def _default_fit(report):
+    """The default ``netdyn fit`` rebuilt from ``params.json`` with the public API:
+    ``(network at the fitted G and sigma, its BOLD monitor, the FC of the training runs it
+    fitted, the connectome's weights)``; ``--model rww`` is ``nd.presets.rww``."""
+    s = report["settings"]
+    assert s["model"] == "rww" and s["dataset"] == "hcp", s
+    assert s["weights"] is None and s["fc"] is None and not s["bold"], s
+    data = nd.datasets.load("hcp")
+    weights = np.asarray(data.weights)
+    weights = weights / weights.max() if s["normalise"] else weights
+    target = np.asarray(nd.runs_fc([data.bold[r - 1] for r in report["runs"]["train_runs"]]))
+    iu = np.triu_indices(target.shape[0], k=1)
+    assert abs(float(target[iu].mean()) - report["empirical_mean_fc"]) < 1e-12
     p = report["parameters"]
+    net = nd.presets.rww(weights, data.lengths, speed=s["speed"])
     net = eqx.tree_at(lambda n: (n.coupling.G, n.noise.sigma), net,
                       (jnp.asarray(p["coupling.G"]), jnp.asarray(p["noise.sigma"])))
-    return net, monitor, target
+    monitor = nd.Bold(period=s["tr"], variables="S", warmup=s["warmup"])
+    return net, monitor, target, weights
 
 
-def _stationarity(args, net, monitor, target, key, n_windows=4):
-    """Mean FC and FC r of consecutive windows, without and with the burn-in."""
+def _remat(spec: str) -> nd.AbstractRemat:
+    """The fit's ``--remat`` (the default ``uniform:K``): the held-out check compiled as the
+    command compiles it."""
+    kind, _, steps = spec.partition(":")
+    assert kind == "uniform", spec
+    return nd.Uniform(int(steps))
+
+
+def _stationarity(s, net, monitor, target, key, n_windows=4):
+    """Mean FC and FC r of consecutive windows, without and with the burn-in (``s``: the
+    fit's settings)."""
     iu = np.triu_indices(target.shape[0], k=1)
     rows = []
-    for burn_in in (0.0, args.burn_in):
+    for burn_in in (0.0, s["burn_in"]):
         loss = nd.FcLoss(target, nd.Heun(), monitor, duration=WINDOW * n_windows,
-                         dt=args.dt, burn_in=burn_in, realisations=1)
-        keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(args.realisations))
+                         dt=s["dt"], burn_in=burn_in, realisations=1)
+        keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(s["realisations"]))
         signals = eqx.filter_jit(lambda n, k, loss=loss: jax.vmap(loss.signal, (None, 0))(n, k))
         x = np.asarray(signals(net, keys))
-        per = round(WINDOW / args.tr)
+        per = round(WINDOW / s["tr"])
         for w in range(n_windows):
             fcs = [np.corrcoef(x[b, w * per:(w + 1) * per].T) for b in range(x.shape[0])]
             f = np.mean(fcs, axis=0)
@@ -112,6 +127,33 @@ def _plot(path, Gs, grid, report, target_mean):
     return True
 
 
+def _error_bars(report: dict) -> str:
+    """The parameters' intervals and G's profile, as ``netdyn fit`` reported them."""
+    u = report.get("uncertainty") or {}
+    if "skipped" in u or not u:
+        return f"Error bars: skipped ({u.get('skipped', 'not computed')})."
+    if not u["valid"]:
+        return f"Error bars: none ({u['note']}; {u['seconds']:.0f} s)."
+    rows = []
+    for name, v, lo, hi, nsd, dsd, ok in zip(u["names"], u["values"], u["lower"], u["upper"],
+                                             u["noise_sd"], u["data_sd"], u["constrained"]):
+        rows.append(f"| {name} | {v:.5g} | [{lo:.5g}, {hi:.5g}] | {nsd:.2g} | {dsd:.2g} |"
+                    if ok else f"| {name} | {v:.5g} | not constrained by the FC | | |")
+    eig = ", ".join(f"{w:.3g}" for w in u["hessian_eigenvalues"])
+    text = (f"Error bars ({u['seconds']:.0f} s; noise over {u['noise_keys']} keys, each "
+            f"training run left out; Hessian eigenvalues {eig}):\n\n"
+            "| parameter | fitted | 95 % interval | sd, noise | sd, runs |\n"
+            "|---|---|---|---|---|\n" + "\n".join(rows))
+    p = u.get("profile")
+    if p is not None:
+        points = ", ".join(f"{g:.5f}: {loss:.5f} ({q:.5f})"
+                           for g, loss, q in zip(p["G"], p["loss"], p["quadratic"]))
+        text += (f"\n\nProfile of G ({p['seconds']:.0f} s; sigma moved as the Hessian says), "
+                 f"G: loss (quadratic model): {points}. Largest departure from the quadratic "
+                 f"model: {100 * p['departure']:.0f} % of its rise over the points.")
+    return text
+
+
 def main() -> None:
     """Run the three measurements and write the report."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,31 +178,33 @@ def main() -> None:
         argv += ["--steps", str(a.steps)]
     t = time.perf_counter()
     if a.reuse is None:
-        assert cli_main(argv) == 0
+        assert nd.cli.main(argv) == 0
     t_fit = time.perf_counter() - t
     report = json.loads((folder / "params.json").read_text())
     path = json.loads((folder / "history.json").read_text())
     shutil.copy(folder / "fit.png", out.parent / "fit_default.png")
-    args = _build_parser().parse_args(argv)
-    args.burn_in = report["settings"]["burn_in"]  # the model's default, as the fit used
-    net, monitor, target = _fitted_network(args, report)
-    key = jax.random.key(args.seed)
-    heldout_key = jax.random.fold_in(key, _HELDOUT_STREAM)
+    settings = report["settings"]  # every option as the fit used it (--burn-in: the model's)
+    net, monitor, target, weights = _default_fit(report)
+    key = jax.random.key(settings["seed"])
+    heldout_key = jax.random.fold_in(key, HELDOUT_STREAM)
     iu = np.triu_indices(target.shape[0], k=1)
     target_mean = float(target[iu].mean())
 
-    heldout_fn = nd.FcLoss(target, nd.Heun(remat=_remat(args.remat)), monitor,
-                           duration=args.heldout_duration, dt=args.dt, metric=args.loss,
-                           burn_in=args.burn_in, realisations=args.heldout_realisations)
-    if a.reuse is not None:  # the command's time: the fit's, plus its held-out check
-        t = time.perf_counter()
-        check = eqx.filter_jit(heldout_fn)(net, heldout_key)[1]
-        assert abs(float(check["fc_r"]) - report["heldout"]["fc_r"]) < 1e-9
+    heldout_fn = nd.FcLoss(target, nd.Heun(remat=_remat(settings["remat"])), monitor,
+                           duration=settings["heldout_duration"], dt=settings["dt"],
+                           metric=settings["loss"], burn_in=settings["burn_in"],
+                           realisations=settings["heldout_realisations"])
+    # The fit's held-out check, rebuilt: its first noise set scores as params.json says
+    # (with --reuse, the command's time is the fit's plus this check).
+    t = time.perf_counter()
+    check = eqx.filter_jit(heldout_fn)(net, heldout_key)[1]
+    assert abs(float(check["fc_r"]) - report["heldout_each"][0]["fc_r"]) < 1e-9
+    if a.reuse is not None:
         t_fit = report["seconds"] + time.perf_counter() - t
 
     # 2. Stationarity, on held-out noise.
     print("stationarity ...", flush=True)
-    stat = _stationarity(args, net, monitor, target, heldout_key)
+    stat = _stationarity(settings, net, monitor, target, heldout_key)
 
     # 3. Grid over G at the fitted sigma, scored like the held-out check.
     print("grid ...", flush=True)
@@ -178,7 +222,7 @@ def main() -> None:
     off = ~np.eye(target.shape[0], dtype=bool)
     row_sim = np.array([r[o].mean() for r, o in zip(heldout_fc, off)])
     row_emp = np.array([r[o].mean() for r, o in zip(target, off)])
-    strength = _load_data(args).weights.sum(axis=1)  # W[target, source]: incoming
+    strength = weights.sum(axis=1)  # W[target, source]: incoming
     labels = nd.datasets.load("hcp").labels
     low = np.argsort(row_sim)[:8]
     weakest = ", ".join(str(labels[i]) for i in low)
@@ -276,7 +320,10 @@ fitted model re-simulated with new noise, {s['heldout_realisations']} x
 Fitted: G = {par['coupling.G']:.4f}, sigma = {par['noise.sigma']:.5f} (from G =
 {report['initial']['coupling.G']:g}, sigma = {report['initial']['noise.sigma']:g}); FC r at
 the start {report['initial_fc_r']:.3f}. Wall clock of the whole command: **{t_fit:.0f} s**
-(fit {report['seconds']:.0f} s, then the held-out check). Figure: `fit_default.png`.
+(fit {report['seconds']:.0f} s, then the held-out check and the error bars). Figure:
+`fit_default.png`.
+
+{_error_bars(report)}
 
 The fit's path (G at each step, the loss there on the fit's noise). A step that raised the
 loss above the best so far was taken back and retried at half the length, with Adam

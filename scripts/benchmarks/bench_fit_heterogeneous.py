@@ -28,7 +28,6 @@ import jax.numpy as jnp
 import numpy as np
 
 import netdyn as nd
-from netdyn._cli import main as cli_main
 
 jax.config.update("jax_enable_x64", True)
 
@@ -52,7 +51,7 @@ def _fit(name: str, folder: Path, quick: bool) -> dict:
         print(f"{name}: reusing the fit in {folder}", flush=True)
     else:
         with contextlib.redirect_stdout(io.StringIO()):
-            status = cli_main(argv)
+            status = nd.cli.main(argv)
         if status != 0:
             raise SystemExit(f"netdyn {' '.join(argv)} exited with status {status}")
     report = json.loads((folder / "params.json").read_text())

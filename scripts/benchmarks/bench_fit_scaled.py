@@ -25,7 +25,6 @@ import _common as C  # first: this checkout's netdyn
 import numpy as np
 
 import netdyn as nd
-from netdyn._cli import main as cli_main
 
 
 def _files(folder: Path, scale: float) -> list[str]:
@@ -46,7 +45,7 @@ def _run(scale: float | None, extra: list[str], out: Path) -> dict:
         printed = io.StringIO()
         start = time.perf_counter()
         with contextlib.redirect_stdout(printed):
-            status = cli_main(argv)
+            status = nd.cli.main(argv)
         seconds = time.perf_counter() - start
     report = json.loads((out / "params.json").read_text()) if status == 0 else None
     return {"scale": 1.0 if scale is None else scale, "embedded": scale is None,

@@ -65,7 +65,7 @@ def WHERE(net):  # one function for every call: the compiled steps are reused
     return net.coupling.G
 
 
-# One optimiser object each, for the same reason (the compiled step is keyed on it).
+# One optimizer object each, for the same reason (the compiled step is keyed on it).
 OPT = nd.backtrack(optax.adam(LR))
 REFIT_OPT = nd.backtrack(optax.adam(REFIT_LR))
 
