@@ -27,13 +27,13 @@ from ._data import FitData, load_data
 from ._maps import read_maps
 from ._model import (
     MODELS,
-    factor,
     model_defaults,
     network,
     optimizer,
     remat,
     selection,
     step_scales,
+    with_G,
 )
 from ._report import (
     cautions,
@@ -110,7 +110,6 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
     moves with the connectome's scale (weights x 1.06 moved it off a grid point that had
     hit it); the search follows the mean FC's peak and finds the crossing to any width."""
     G0 = MODELS[args.model].G
-    unit = factor(args.model, "coupling.G")
     one = loss_fn.replace(realisations=1)
     level = float(target[np.triu_indices(target.shape[0], k=1)].mean())
     if not args.quiet:
@@ -120,8 +119,7 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
 
     def point(g: float):
         interrupt.check()  # Ctrl-C stops the scan between two simulations
-        return _scan_point(one, eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(
-            g * unit, float_dtype())), key)
+        return _scan_point(one, with_G(args, net, g), key)
 
     def evaluate(values: np.ndarray) -> dict[str, np.ndarray]:
         out = [point(g) for g in values]
@@ -191,9 +189,9 @@ def fit_command(args, argv: Sequence[str]) -> int:
     model_defaults(args)
     check_numbers(args)
     fcd_samples(args)
-    net, monitor = network(args, data.weights, data.lengths)
+    net, monitor = network(args, data.weights, data.lengths)  # built once
     maps = read_maps(args.maps, data.weights, data.target) if ":maps" in args.fit else None
-    selection(args, net, maps)  # --fit checked before anything is written
+    fitted = selection(args, net, maps)  # once: --fit checked before anything is written
     loss_fn, heldout_fn = _losses(args, data, monitor)
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
@@ -203,7 +201,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
               + (f", continuing at step {done + 1}." if done < total else
                  "; evaluating its result again."), flush=True)
     try:
-        return _run(args, out, data, net, loss_fn, heldout_fn, maps)
+        return _run(args, out, data, fitted, loss_fn, heldout_fn, maps)
     except OSError as e:
         # A full disk: name the file, and say what the checkpoint still holds.
         raise ValueError(_unwritten(e, out, argv)) from None
@@ -229,9 +227,11 @@ def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
             f"once it can be written, continue with: {resume_command(argv)}")
 
 
-def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
-    """The scan, the fit, the held-out check and the results; Ctrl-C is acted on between
-    these (and between the scan's simulations and the fit's steps: ``interrupt``)."""
+def _run(args, out: Path, data: FitData, fitted: tuple, loss_fn, heldout_fn, maps) -> int:
+    """The scan, the fit, the held-out check and the results (``fitted``: ``selection``'s
+    ``(where, bounds, network)``); Ctrl-C is acted on between these (and between the
+    scan's simulations and the fit's steps: ``interrupt``)."""
+    where, bounds, net = fitted
     interrupt.check()
     key = jax.random.key(args.seed)
     if not args.quiet:
@@ -251,8 +251,7 @@ def _run(args, out: Path, data: FitData, net, loss_fn, heldout_fn, maps) -> int:
         return 3
     G = scan["start"] if scan is not None else None
     if G is not None:
-        net, _ = network(args, data.weights, data.lengths, G=G)
-    where, bounds, net = selection(args, net, maps)
+        net = with_G(args, net, G)
     check = None if args.no_gradient_check or args.resume else _gradient_check(
         args, loss_fn, net, where, key)
     interrupt.check()

@@ -108,6 +108,13 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
     return net, model.signal(args.tr, args.warmup)
 
 
+def with_G(args, net: Network, G: float) -> Network:
+    """``net`` with the global coupling ``G`` given in the units of ``--G`` (the one place
+    where a G of the command line enters a built network)."""
+    value = jnp.asarray(G * factor(args.model, "coupling.G"), float_dtype())
+    return eqx.tree_at(lambda n: n.coupling.G, net, value)
+
+
 # Parameters outside the dynamics that --fit may name (always one value for all regions).
 _OUTSIDE = {"G": lambda m: m.coupling.G, "sigma": lambda m: m.noise.sigma}
 
