@@ -178,7 +178,7 @@ def sweep(
     def fit_quality(net):       # any function of the model returning arrays
         sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=60_000.0, dt=1.0,
                           monitors={"bold": nd.Bold(period=720.0, warmup=10_000.0)},
-                          key=jax.random.key(0))
+                          key=jax.random.key(0), batch_last=True)
         return nd.fc_correlation(nd.fc(sol["bold"]), data.fc)
 
     r = nd.sweep(fit_quality, net, np.linspace(0.0, 1.0, 32),
@@ -193,6 +193,9 @@ def sweep(
       traced once per batch shape, so it must be JAX-transformable (``nd.simulate``,
       ``nd.fc``, ... are). Randomness: close over a key; every grid point then sees the
       same noise (common random numbers, which makes neighbouring points comparable).
+      A sweep that leaves the graph alone runs its simulations faster with
+      ``nd.simulate(..., batch_last=True)`` (the batch on the trailing axis of the delay
+      buffer; see ``simulate``), as in the example.
     - ``model``: any pytree, typically a ``Network`` (or a tuple holding several modules).
     - ``values``: the grid values, as above. Integer values are converted to floats.
     - ``where``: selects the swept parameter(s) of ``model``, as in ``eqx.tree_at``.

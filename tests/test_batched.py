@@ -1,7 +1,8 @@
-"""``simulate`` under ``jax.vmap``: the batch-last time loop that runs when the batch
-shares its graph, against a NumPy loop for every member (couplings, delays), and against
-single runs (noise, monitors, stimuli, continuation, derivatives). The single runs are
-themselves checked against NumPy oracles in ``test_coupling.py`` and ``test_simulate.py``.
+"""``simulate(..., batch_last=True)`` under ``jax.vmap``: the batch-last time loop that
+runs when the batch shares its graph, against a NumPy loop for every member (couplings,
+delays), and against single runs (noise, monitors, stimuli, continuation, derivatives).
+The single runs are themselves checked against NumPy oracles in ``test_coupling.py`` and
+``test_simulate.py``.
 """
 
 import dataclasses
@@ -17,7 +18,6 @@ from helpers import ALL_COUPLINGS, tree_allclose
 from toy_networks import DT
 
 import netdyn as nd
-from netdyn._simulate import _batched
 
 CLOSE = {"rtol": 1e-11, "atol": 1e-13}  # batched against single runs: summation order
 
@@ -34,18 +34,12 @@ SWEPT = {
 }
 
 
-@pytest.fixture
-def batch_last_runs(monkeypatch):
-    """The number of traced batch-last loops (the vmap rule's fast path)."""
-    runs = []
-    original = _batched._batch_minor
-
-    def spy(*args, **kwargs):
-        runs.append(args[0])  # the batch size
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(_batched, "_batch_minor", spy)
-    return runs
+def runs_batch_last(fn, args, buffer_shape, batch: int) -> bool:
+    """Whether ``fn(*args)`` runs the batch-last loop: its program holds the ring buffer
+    ``[2 * rows, nodes, k, batch]``, where the plain ``vmap`` holds ``[batch, rows, nodes,
+    k]``. ``buffer_shape``: ``[rows, nodes, k]``, a single run's ``sol.final.buffer``."""
+    rows, nodes, k = buffer_shape
+    return f"[{2 * rows},{nodes},{k},{batch}]" in str(jax.make_jaxpr(fn)(*args))
 
 
 def _delayed_cases():
@@ -57,7 +51,7 @@ def _delayed_cases():
 
 
 @pytest.mark.parametrize("coupling,interpolation,kind", list(_delayed_cases()))
-def test_every_member_matches_the_numpy_oracle(coupling, interpolation, kind, batch_last_runs):
+def test_every_member_matches_the_numpy_oracle(coupling, interpolation, kind):
     weights, delays = toy.connectome()
     n = weights.shape[0]
     coupling = dataclasses.replace(coupling, interpolation=interpolation)
@@ -71,10 +65,13 @@ def test_every_member_matches_the_numpy_oracle(coupling, interpolation, kind, ba
     def run(value):
         edited = eqx.tree_at(lambda m: getattr(m.coupling, name), net, value)
         return nd.simulate(edited, nd.Euler(), t0=0.0, t1=N_STEPS * DT, dt=DT,
-                           monitors={"raw": nd.Raw()}, history=history)["raw"]
+                           monitors={"raw": nd.Raw()}, history=history, batch_last=True)
 
-    got = np.asarray(jax.vmap(run)(jnp.asarray(values)))
-    assert batch_last_runs == [len(values)]
+    batch = jax.vmap(run)
+    sol = batch(jnp.asarray(values))
+    got = np.asarray(sol["raw"])
+    assert runs_batch_last(batch, (jnp.asarray(values),), sol.final.buffer.shape[1:],
+                           len(values))
     for k, value in enumerate(values):
         member = dataclasses.replace(coupling, **{name: value})
         want = oracle(member, weights, delays, np.asarray(history), N_STEPS, DT,
@@ -95,19 +92,24 @@ MONITORS = {
 }
 
 
-def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_runs):
+def test_noise_monitors_and_continuation_match_single_runs(getkey):
     net = _rww()
     Gs = jnp.linspace(0.2, 0.9, 8)
     keys = jax.random.split(getkey(), 8)
 
-    def run(G, key, t0, t1, history=None):
+    def run(G, key, t0, t1, history=None, batch_last=False):
         edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
         return nd.simulate(edited, nd.Heun(), t0=t0, t1=t1, dt=0.5, monitors=MONITORS,
-                           key=key, history=history)
+                           key=key, history=history, batch_last=batch_last)
 
-    first = jax.vmap(lambda G, k: run(G, k, 0.0, 60.0))(Gs, keys)
-    second = jax.vmap(lambda G, k, h: run(G, k, 60.0, 120.0, h))(Gs, keys, first.final)
-    assert batch_last_runs == [8, 8]  # the continuation stays on the batch-last loop
+    start = jax.vmap(lambda G, k: run(G, k, 0.0, 60.0, batch_last=True))
+    more = jax.vmap(lambda G, k, h: run(G, k, 60.0, 120.0, h, batch_last=True))
+    first = start(Gs, keys)
+    second = more(Gs, keys, first.final)
+    shape = first.final.buffer.shape[1:]
+    assert runs_batch_last(start, (Gs, keys), shape, 8)
+    # The continuation stays on the batch-last loop (one step counter for the batch).
+    assert runs_batch_last(more, (Gs, keys, first.final), shape, 8)
     for b in range(8):
         one = run(Gs[b], keys[b], 0.0, 60.0)
         pick = lambda tree, b=b: jax.tree.map(lambda x: x[b], tree)  # noqa: E731
@@ -120,7 +122,7 @@ def test_noise_monitors_and_continuation_match_single_runs(getkey, batch_last_ru
     assert np.abs(first["raw"][0] - first["raw"][-1]).max() > 1e-3
 
 
-def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_last_runs):
+def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey):
     net = _rww(n=5, seed=1)
     stim = nd.PulseTrain("S", amplitude=0.05, onset=5.0, width=3.0, period=10.0,
                          n_pulses=3, regions=(0, 2))
@@ -130,48 +132,70 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey, batch_la
     amplitudes = jnp.linspace(0.0, 0.2, 8)
     solver = nd.RK4(remat=nd.NoRemat(unroll=3))
 
-    def run(history, amplitude):
+    def run(history, amplitude, batch_last=False):
         edited = eqx.tree_at(lambda m: m.stimulus.amplitude, net, amplitude)
         return nd.simulate(edited, solver, t0=0.0, t1=40.0, dt=0.5, key=key,
-                           monitors={"raw": nd.Raw()}, history=history)
+                           monitors={"raw": nd.Raw()}, history=history,
+                           batch_last=batch_last)
 
-    got = jax.vmap(run)(histories, amplitudes)
-    assert batch_last_runs == [8]
+    batch = jax.vmap(lambda h, a: run(h, a, batch_last=True))
+    got = batch(histories, amplitudes)
+    assert runs_batch_last(batch, (histories, amplitudes), got.final.buffer.shape[1:], 8)
     for b in range(8):
         tree_allclose(jax.tree.map(lambda x: x[b], got.ys),
                       run(histories[b], amplitudes[b]).ys, **CLOSE)
 
 
-def test_a_batched_graph_or_a_small_batch_runs_the_plain_vmap(getkey, batch_last_runs):
+def test_plain_vmap_by_default_and_for_a_batched_graph(getkey):
     net, key = _rww(n=5), getkey()
     scales = jnp.linspace(0.5, 2.0, 8)
 
-    def run(network):
+    def run(network, batch_last):
         return nd.simulate(network, nd.Heun(), t0=0.0, t1=30.0, dt=1.0, key=key,
-                           monitors={"raw": nd.Raw()})["raw"]
+                           monitors={"raw": nd.Raw()}, batch_last=batch_last)
 
-    def scaled(s, network=net):
-        return run(eqx.tree_at(lambda m: m.graph.weights, network, s * network.graph.weights))
+    def of_G(G, batch_last=False):
+        return run(eqx.tree_at(lambda m: m.coupling.G, net, G), batch_last)
 
-    got = jax.vmap(scaled)(scales)
-    small = jax.vmap(lambda G: run(eqx.tree_at(lambda m: m.coupling.G, net, G)))(scales[:4])
-    assert batch_last_runs == []
-    for b in range(4):
-        one = run(eqx.tree_at(lambda m: m.coupling.G, net, scales[b]))
-        np.testing.assert_allclose(small[b], one, rtol=1e-12, atol=1e-14)
+    def scaled(s, batch_last=False):
+        return run(eqx.tree_at(lambda m: m.graph.weights, net, s * net.graph.weights),
+                   batch_last)
+
+    shape = of_G(scales[0]).final.buffer.shape
+    plain = jax.vmap(of_G)
+    weights = jax.vmap(lambda s: scaled(s, batch_last=True))  # the graph is batched
+    small = jax.vmap(lambda G: of_G(G, batch_last=True))  # any size, the caller's choice
+    assert not runs_batch_last(plain, (scales,), shape, 8)
+    assert not runs_batch_last(weights, (scales,), shape, 8)
+    assert runs_batch_last(small, (scales[:2],), shape, 2)
+    got, by_weights, two = plain(scales), weights(scales), small(scales[:2])
     for b, s in enumerate(scales):
-        np.testing.assert_allclose(got[b], scaled(s), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(got["raw"][b], of_G(s)["raw"], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(by_weights["raw"][b], scaled(s)["raw"], rtol=1e-12,
+                                   atol=1e-14)
+    for b in range(2):
+        tree_allclose(jax.tree.map(lambda x: x[b], two.ys), of_G(scales[b]).ys, **CLOSE)
 
 
-def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
+def test_batch_last_is_a_bool(no_type_hook):
+    net = _rww(n=3)
+    with pytest.raises(ValueError, match="batch_last must be True or False"):
+        nd.simulate(net, nd.Heun(), t0=0.0, t1=2.0, dt=1.0, key=jax.random.key(0),
+                    batch_last="yes")
+
+
+def test_derivatives_of_and_under_a_batch(getkey):
     net, key = _rww(n=5), getkey()
     Gs = jnp.linspace(0.3, 0.9, 8)
 
-    def loss(G):
+    def run(G):
         edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
-        sol = nd.simulate(edited, nd.Heun(remat=nd.Uniform(10)), t0=0.0, t1=40.0, dt=1.0,
-                          key=key, monitors={"tavg": nd.TemporalAverage(period=10.0)})
-        return jnp.sum(sol["tavg"] ** 2)
+        return nd.simulate(edited, nd.Heun(remat=nd.Uniform(10)), t0=0.0, t1=40.0, dt=1.0,
+                           key=key, monitors={"tavg": nd.TemporalAverage(period=10.0)},
+                           batch_last=True)
+
+    def loss(G):
+        return jnp.sum(run(G)["tavg"] ** 2)
 
     grad = jax.jit(jax.grad(loss))
     singles = np.array([float(grad(G)) for G in Gs])
@@ -184,9 +208,12 @@ def test_derivatives_of_and_under_a_batch(getkey, batch_last_runs):
     np.testing.assert_allclose(scale, np.sum(singles * np.asarray(Gs)), rtol=1e-12)
     _, tangent = jax.jvp(lambda s: jax.vmap(loss)(s * Gs), (1.0,), (1.0,))
     np.testing.assert_allclose(tangent, singles * np.asarray(Gs), rtol=1e-12)
-    # The forward value of a batch that is not differentiated takes the batch-last loop.
+    # The forward value of a batch that is not differentiated takes the batch-last loop,
+    # its derivatives the plain one.
+    shape = run(Gs[0]).final.buffer.shape
+    assert runs_batch_last(jax.vmap(loss), (Gs,), shape, 8)
+    assert not runs_batch_last(jax.vmap(jax.grad(loss)), (Gs,), shape, 8)
     np.testing.assert_allclose(jax.vmap(loss)(Gs), [loss(G) for G in Gs], rtol=1e-12)
-    assert batch_last_runs == [8]
 
 
 @pytest.mark.slow  # ~20 s: three second-order programs to compile
@@ -197,7 +224,8 @@ def test_second_derivatives_of_single_and_batched_runs(getkey):
     def loss(G):
         edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
         sol = nd.simulate(edited, nd.Heun(), t0=0.0, t1=30.0, dt=1.0, key=key,
-                          monitors={"tavg": nd.TemporalAverage(period=10.0)})
+                          monitors={"tavg": nd.TemporalAverage(period=10.0)},
+                          batch_last=True)
         return jnp.sum(sol["tavg"] ** 2)
 
     eps = 1e-4

@@ -30,6 +30,8 @@ from .._validate import finite_array, flag, number, one_of, real_array
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
 
+BATCH_LAST = 8  # realisations from which the forward pass runs the batch-last loop
+
 
 def _target(target) -> np.ndarray:
     """The empirical FC as a finite, real, symmetric ``[nodes, nodes]`` array (nodes >= 3)."""
@@ -265,13 +267,17 @@ class FcLoss(eqx.Module):
         monitors = {"signal": self.monitor}
         t0, history = 0.0, None
         burn_in = self.burn_in_simulated
+        # ``signals`` runs the realisations under ``vmap``: from BATCH_LAST of them, the
+        # forward pass runs the batch-last loop (``simulate(batch_last=True)``; gradients
+        # never do), which pays from about 8 members on (``benchmarks/batch.md``).
+        batch_last = self.realisations >= BATCH_LAST
         if burn_in > 0:
             freeze = (lambda tree: tree) if self.burn_in_gradient else _frozen
             warm = simulate(freeze(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
-                            monitors=monitors, key=key)
+                            monitors=monitors, key=key, batch_last=batch_last)
             t0, history = burn_in, freeze(warm.final)
         sol = simulate(network, self.solver, t0=t0, t1=t0 + self.duration, dt=self.dt,
-                       monitors=monitors, key=key, history=history)
+                       monitors=monitors, key=key, history=history, batch_last=batch_last)
         x = sol["signal"]
         return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
 

@@ -82,11 +82,12 @@ class AbstractDelayGraph(AbstractGraph):
 class AbstractBatchMinorGraph(AbstractDelayGraph):
     """A delay graph that can read the histories of a batch of networks at once.
 
-    ``jax.vmap`` over ``simulate`` (a sweep over G, noise realisations) runs a time loop
-    whose arrays carry the batch on their *last* axis when the graph (weights, delays) is
-    shared by the batch: every delayed read then fetches one contiguous run of ``B``
-    values per edge, instead of ``B`` values one history apart (``vmap``'s leading batch
-    axis), and the weighted sum becomes a product with the shared weights.
+    ``jax.vmap`` over ``simulate(..., batch_last=True)`` (a sweep over G, noise
+    realisations) runs a time loop whose arrays carry the batch on their *last* axis when
+    the graph (weights, delays) is shared by the batch: every delayed read then fetches
+    one contiguous run of ``B`` values per edge, instead of ``B`` values one history
+    apart (``vmap``'s leading batch axis), and the weighted sum becomes a product with
+    the shared weights.
     """
 
     @abc.abstractmethod

@@ -1,5 +1,6 @@
-"""The time loop of a batch of networks that share their graph (``simulate`` under
-``jax.vmap``), with the batch on the trailing axis of the delay buffer and edge arrays.
+"""The time loop of a batch of networks that share their graph (``simulate(...,
+batch_last=True)`` under ``jax.vmap``), with the batch on the trailing axis of the delay
+buffer and edge arrays.
 
 Why: under a plain ``vmap`` the history buffer is ``[batch, rows, nodes, k]``, so each
 delayed read fetches ``B`` values ``rows * nodes`` apart, and rolling the buffer copies
@@ -8,7 +9,8 @@ values, the weighted sum is one pass over the edges with the shared weights, and
 buffer (``_buffer.ring_*``; this loop is never differentiated) writes one row per step.
 The per-network code of a step runs under ``jax.vmap``: the couplings' ``pre`` and
 ``post`` over the trailing axis, the node-wise rest (noise, solver, monitors) over the
-leading one, so every model works unchanged.
+leading one, so every model works unchanged; the delayed input is the plain loop's
+``CouplingTerms.delayed_input``, given the graph's batch-last reads (``EdgeReads``).
 
 On 2 CPU cores (84 nodes, float32, ``benchmarks/batch.md``) the batch-last loop runs
 0.53-0.56 M network-steps/s at B = 64-1024 and 0.49 at B = 4096, where the plain ``vmap``
@@ -24,13 +26,16 @@ from .. import _xla_tricks
 from .._graph._base import AbstractBatchMinorGraph
 from .._remat._schedule import resolve_unroll, time_loop
 from . import _buffer
+from ._couplings import EdgeReads
 from ._loop import Flat, batch_leading
 from ._rows import take_rows
 
-# Smaller batches run the plain ``vmap``: on CPU (84 nodes, float32, ``bench_batch.py``)
-# the batch-last loop ran at 0.74x the plain ``vmap``'s throughput at B = 4, 1.3-1.6x at
-# B = 16.
-MIN_BATCH = 8
+
+class _Members(NamedTuple):
+    """A delayed coupling's ``pre`` and ``post``, each member's own on the trailing axis."""
+
+    pre: Any
+    post: Any
 
 
 class _Carry(NamedTuple):
@@ -70,8 +75,7 @@ def make_batched_rule(n_steps: int, every: int):
         b_leaves, b_c_leaves = in_batched
         parts, carry = flat.parts(leaves), flat.carry(c_leaves)
         carry_flags = flat.carry(b_c_leaves)
-        if axis_size < MIN_BATCH or not batch_minor_applies(parts, flat.paths, b_leaves,
-                                                            carry_flags):
+        if not batch_minor_applies(parts, flat.paths, b_leaves, carry_flags):
             axes = ([0 if b else None for b in b_leaves], [0 if b else None for b in b_c_leaves])
             out = jax.vmap(flat.plain, in_axes=axes)(leaves, c_leaves)
             return out, jax.tree.map(lambda _: True, out)
@@ -103,25 +107,27 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
     terms = parts.terms
     graph, cvar = terms.graph, terms.cvar
 
+    def each(n):
+        """The ``n``-th delayed coupling, applied to each member on the trailing axis."""
+        return _Members(
+            member(lambda p, xi, xj: p.terms.delayed[n].pre(xi, xj), (-1, -1), -1),
+            member(lambda p, s: p.terms.delayed[n].post(s), (-1,), -1),
+        )
+
     # Edge arrays ([k, nodes, nodes, batch]: the reads, the couplings' ``pre``, the
     # weighted sum) keep the batch last. The node-wise rest of the step keeps it first, as
     # a plain ``vmap`` does: its batching rules (``concatenate``, ``cond``, ``checkpoint``)
     # move the batch to the front, which would transpose every state array twice a step.
     # Only ``[nodes, batch]``-sized arrays change sides.
+    reads = EdgeReads(
+        jax.vmap(graph.target_values, in_axes=-1, out_axes=-1),
+        graph.delayed_source_values_batched,
+        graph.weighted_sum_batched,
+        tuple(each(n) for n in range(len(terms.delayed))),
+    )
+
     def delayed_input(y, window):
-        x = take_rows(jnp.moveaxis(y, 0, -1), cvar)  # [k, nodes, B]
-        xi = jax.vmap(graph.target_values, in_axes=-1, out_axes=-1)(x)
-        total = None
-        for n, index in enumerate(terms.indices):
-            xj = graph.delayed_source_values_batched(window, index)
-            v = member(lambda p, xi, xj, n=n: p.terms.delayed[n].pre(xi, xj), (-1, -1), -1)(
-                xi, xj
-            )
-            s = graph.weighted_sum_batched(v)
-            term = member(lambda p, s, n=n: p.terms.delayed[n].post(s), (-1,), -1)(s)
-            # Left to right, as ``CouplingTerms.delayed_input``.
-            total = term if total is None else total + term
-        return jnp.moveaxis(total, -1, 0)
+        return jnp.moveaxis(terms.delayed_input(jnp.moveaxis(y, 0, -1), window, reads), -1, 0)
 
     step_axis = 0 if carry_flags.step else None
 

@@ -1,11 +1,25 @@
 """The coupling input of a step: every coupling of the network read through its graph."""
 
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .._graph._base import AbstractGraph, DelayIndex
 from ._rows import take_rows
+
+
+class EdgeReads(NamedTuple):
+    """How the delayed terms read the graph: the graph's own methods for one network, or
+    their batch-last forms for the batch-last loop (``_batched``), with the delayed
+    couplings (``pre``, ``post``) applied to each member of the batch."""
+
+    target_values: Callable  # x [k, nodes, ...] -> x_i
+    source_values: Callable  # (buffer, index) -> x_j(t - d_ij)
+    weighted_sum: Callable
+    couplings: tuple[Any, ...]  # one (pre, post) per delayed coupling
 
 
 class CouplingTerms(eqx.Module):
@@ -28,12 +42,22 @@ class CouplingTerms(eqx.Module):
     def _term(self, c, xi, xj):
         return c.post(self.graph.weighted_sum(c.pre(xi, xj)))
 
-    def delayed_terms(self, y, buffer) -> list:
-        """One array per delayed coupling, reading sources from ``buffer``."""
-        xi = self.graph.target_values(take_rows(y, self.cvar))
+    def reads(self) -> EdgeReads:
+        """The graph's reads for one network."""
+        g = self.graph
+        return EdgeReads(g.target_values, g.delayed_source_values, g.weighted_sum,
+                         self.delayed)
+
+    def delayed_terms(self, y, buffer, reads: EdgeReads | None = None) -> list:
+        """One array per delayed coupling, ``post(sum_j W[i, j] pre(x_i, x_j(t - d_ij)))``,
+        reading sources from ``buffer`` through ``reads`` (default: ``self.reads()``)."""
+        if not self.delayed:  # a graph without delays has no delayed reads
+            return []
+        r = self.reads() if reads is None else reads
+        xi = r.target_values(take_rows(y, self.cvar))
         return [
-            self._term(c, xi, self.graph.delayed_source_values(buffer, index))
-            for c, index in zip(self.delayed, self.indices)
+            c.post(r.weighted_sum(c.pre(xi, r.source_values(buffer, index))))
+            for c, index in zip(r.couplings, self.indices)
         ]
 
     def instantaneous_terms(self, y) -> list:
@@ -42,9 +66,9 @@ class CouplingTerms(eqx.Module):
         xi, xj = self.graph.target_values(x), self.graph.source_values(x)
         return [self._term(c, xi, xj) for c in self.instantaneous]
 
-    def delayed_input(self, y, buffer):
+    def delayed_input(self, y, buffer, reads: EdgeReads | None = None):
         """The sum of the delayed terms (read once per step), or ``None`` if there are none."""
-        terms = self.delayed_terms(y, buffer)
+        terms = self.delayed_terms(y, buffer, reads)
         return _add(terms[0], terms[1:]) if terms else None
 
     def input(self, y, delayed_input, dtype):

@@ -1,4 +1,5 @@
-"""The time loop of ``simulate``, behind a boundary with its own ``vmap`` rule.
+"""The time loop of ``simulate(..., batch_last=True)``, behind a boundary with its own
+``vmap`` rule (``simulate``'s default runs the loop directly: a plain ``vmap``).
 
 Under ``jax.vmap`` (a sweep over G, a batch of noise realisations), the arrays of the loop
 would carry the batch on their leading axis: every delayed read then fetches ``B`` values
@@ -6,7 +7,8 @@ one whole history apart, and rolling the buffer copies every member's history ea
 Throughput then *fell* as the batch grew (CPU, 80 nodes, float32: 0.20 M network-steps/s
 at B = 1, 0.16 at B = 1024). The boundary's ``vmap`` rule runs the batched loop of
 ``_batched`` instead (batch on the trailing axis, a ring buffer), when the graph is
-shared by the batch.
+shared by the batch. The rule learns which inputs the batch reaches (``custom_vmap``'s
+``in_batched``): parameters and keys shared by the batch stay unbatched in that loop.
 
 Derivatives never see that rule: the boundary is a ``custom_jvp`` whose rule is the
 derivative of the plain loop (``jax.jvp``), so forward and reverse mode, the remat

@@ -72,7 +72,7 @@ def choose_remat(
         return run.parts, run.carry, run.grid.n_steps, run.schedule.every
 
     def loop(parts, carry):
-        # As in simulate's loop boundary (``_loop``), every array of ``parts`` is traced.
+        # As in ``simulate`` (under its ``filter_jit``), every array of ``parts`` is traced.
         step, step_consts = _hoisted(parts.step(), carry)
         emit, emit_consts = _hoisted(parts.emit(), carry)
         return (lambda c, k: step(c, k[0]), lambda c, k: emit(c, k[1]),

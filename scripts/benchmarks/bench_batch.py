@@ -3,12 +3,11 @@
 Writes ``benchmarks/batch.md``. Three programs per batch size B, side by side in one run
 (calls interleaved in random order):
 
-- **netdyn, shared graph**: ``jax.vmap`` over G of ``nd.simulate`` on one graph. The batch
-  shares the weights and delays, so ``simulate``'s ``vmap`` rule runs the batch-last loop
-  (each delayed read fetches B contiguous values; ring buffer).
+- **netdyn, shared graph**: ``jax.vmap`` over G of ``nd.simulate(..., batch_last=True)``
+  on one graph. The batch shares the weights and delays, so ``simulate`` runs its
+  batch-last loop (each delayed read fetches B contiguous values; ring buffer).
 - **netdyn, per-member graph**: the same batch with the weights passed batched too (B
-  copies of the same matrix): ``simulate`` cannot assume a shared graph and runs under the
-  plain ``vmap``, batch-first. This is how every batch ran before the batch-last loop.
+  copies of the same matrix), without ``batch_last``: the plain ``vmap``, batch-first.
 - **tvboptim**: ``jax.vmap`` over G of tvboptim 0.4's forward (where it is installed).
 
 Throughput is network-steps per second: ``B * steps / seconds`` (best of ``--repeats``
@@ -54,12 +53,12 @@ def programs(w, lengths, seconds, dtype):
     monitors = {"tavg": nd.TemporalAverage(period=100.0)}
     key = jax.random.key(0)
 
-    def one(network):
+    def one(network, batch_last=False):
         return nd.simulate(network, nd.Heun(), t0=0.0, t1=t1, dt=C.DT, monitors=monitors,
-                           key=key)["tavg"]
+                           key=key, batch_last=batch_last)["tavg"]
 
     def shared(Gs):
-        return jax.vmap(lambda g: one(eqx.tree_at(lambda n: n.coupling.G, net, g)))(Gs)
+        return jax.vmap(lambda g: one(eqx.tree_at(lambda n: n.coupling.G, net, g), True))(Gs)
 
     def per_member(Gs):
         weights = jnp.broadcast_to(net.graph.weights, Gs.shape + net.graph.weights.shape)
@@ -93,8 +92,6 @@ def main():
         os.environ["JAX_ENABLE_X64"] = "1"
     import jax
     import jax.numpy as jnp
-
-    from netdyn._simulate._batched import MIN_BATCH
 
     dtype = np.float32 if args.dtype == "float32" else np.float64
     info = C.machine_info()
@@ -135,10 +132,11 @@ def main():
         "compiled program's temporary memory. |diff|: largest difference of the outputs to",
         "the first program's (the same batch; tvboptim draws its own noise).",
         "",
-        "- *netdyn, shared graph*: the batch shares weights and delays, so `simulate`'s `vmap`",
-        "  rule runs its batch-last loop (B contiguous values per delayed read, ring buffer).",
-        "- *netdyn, per-member graph*: the weights passed batched too, so the plain `vmap`",
-        "  (batch-first) runs: how every batch ran before the batch-last loop.",
+        "- *netdyn, shared graph*: `simulate(..., batch_last=True)`; the batch shares weights",
+        "  and delays, so its batch-last loop runs (B contiguous values per delayed read, ring",
+        "  buffer).",
+        "- *netdyn, per-member graph*: the weights passed batched too, without `batch_last`:",
+        "  the plain `vmap` (batch-first).",
         "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.",
         "",
         "| B | program | M network-steps/s | s per call | XLA temp MB | compile s | max abs diff |",
@@ -157,7 +155,6 @@ def main():
                   if (B, tool) in by]
         lines.append(f"- B = {B}: the shared graph's throughput is " + ", ".join(ratios)
                      if ratios else f"- B = {B}: only the shared-graph program ran")
-    lines.append(f"- Below B = {MIN_BATCH} both netdyn programs run the plain `vmap`.")
     lines += C.machine_section(info)
     with open(C.RESULTS / "batch.md", "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -20,8 +20,8 @@ stays under 8 minutes on an H100 with compilation and start-up):
    simulation sees the same noise, as ``nd.sweep``), batch B in 256 ... 8192, in
    network-steps per second (B x steps / wall time of one call), with XLA's compiled
    temporary and output memory; then, while the budget lasts, the same batch with the
-   weights batched too (``netdyn, per-member graph``: the plain ``vmap`` layout that every
-   batch ran before ``simulate``'s batch-last loop) and tvboptim. A batch whose
+   weights batched too and without ``batch_last`` (``netdyn, per-member graph``: the plain
+   ``vmap`` layout, batch-first) and tvboptim. A batch whose
    compiled memory exceeds the device's free memory is skipped, with a note.
 
 Then it prints the issue's goals next to the measures and writes ``benchmarks/gpu.md``.
@@ -101,9 +101,9 @@ def netdyn_forward(w, lengths, seconds, remat=None):
     monitor = nd.TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else nd.Raw()
     solver = nd.Heun() if remat is None else nd.Heun(remat=remat)
 
-    def run(net, key):
+    def run(net, key, batch_last=False):
         sol = nd.simulate(net, solver, t0=0.0, t1=seconds * 1000.0, dt=DT,
-                          monitors={"out": monitor}, key=key)
+                          monitors={"out": monitor}, key=key, batch_last=batch_last)
         return sol["out"]
 
     return run, (net, jax.random.key(0))
@@ -382,11 +382,12 @@ def batched_section(child, data, deadline):
     run_nd, (net, key) = netdyn_forward(w, lengths, seconds)
 
     def netdyn_batch(Gs):
-        return jax.vmap(lambda g: run_nd(eqx.tree_at(lambda n: n.coupling.G, net, g), key))(Gs)
+        return jax.vmap(lambda g: run_nd(eqx.tree_at(lambda n: n.coupling.G, net, g), key,
+                                         batch_last=True))(Gs)
 
     def netdyn_graph_batch(Gs):
-        # The weights batched too (copies): the plain vmap layout, batch-first, that every
-        # batch ran before simulate's batch-last loop.
+        # The weights batched too (copies), without batch_last: the plain vmap layout,
+        # batch-first.
         weights = jnp.broadcast_to(net.graph.weights, Gs.shape + net.graph.weights.shape)
         return jax.vmap(lambda g, wm: run_nd(eqx.tree_at(
             lambda n: (n.coupling.G, n.graph.weights), net, (g, wm)), key))(Gs, weights)

@@ -55,13 +55,14 @@ PLAIN = {
 }
 
 
-def _bold(net, remat, seconds):
+def _bold(net, remat, seconds, batch_last=False):
     def bold(G):
         sol = nd.simulate(
             eqx.tree_at(lambda n: n.coupling.G, net, G), nd.Heun(remat=remat), t0=0.0,
             t1=seconds * 1000.0, dt=DT, key=jax.random.key(0),
             monitors={"bold": nd.HrfBold(period=PERIOD / 4, interim=DT,
                                          variables=net.dynamics.state_names[:1])},
+            batch_last=batch_last,
         )
         return sol["bold"]
 
@@ -94,7 +95,7 @@ def _sparse(seconds, n=400, density=0.1):
 
 
 def _batched(net, seconds):
-    bold = _bold(net, nd.NoRemat(), seconds)
+    bold = _bold(net, nd.NoRemat(), seconds, batch_last=True)  # the batch-last loop
     Gs = net.coupling.G * jnp.linspace(0.5, 1.5, BATCH)
     return jax.jit(jax.vmap(bold)), (Gs,)
 
