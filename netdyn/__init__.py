@@ -128,6 +128,10 @@ from ._parameterisation.feedback_inhibition import FeedbackInhibition as Feedbac
 from ._parameterisation.map_parameter import MapParameter as MapParameter
 from ._parameterisation.regional_deviation import RegionalDeviation as RegionalDeviation
 from ._remat._base import AbstractRemat as AbstractRemat
+from ._remat._schedule import (
+    checkpoint_blocks as checkpoint_blocks,
+    default_unroll as default_unroll,
+)
 from ._remat.auto import Auto as Auto, RematChoice as RematChoice
 from ._remat.multilevel import MultiLevel as MultiLevel
 from ._remat.nested import Nested as Nested

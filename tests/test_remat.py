@@ -260,16 +260,106 @@ def test_unroll_gradient_equals_unroll_1(name, make, reference):
     np.testing.assert_allclose(unrolled, one, rtol=1e-12, atol=0)
 
 
-def test_unroll_default_is_resolved_per_backend(monkeypatch):
-    from netdyn._remat._schedule import CPU_UNROLL, GPU_UNROLL, resolve_unroll
+def _toy_loop_jaxpr(strategy, n_steps, every):
+    """The jaxpr of ``strategy``'s time loop over a scalar carry; one ``sin`` per step."""
+    return jax.make_jaxpr(
+        lambda c: strategy.loop(lambda x: jnp.sin(x) + 1.0, lambda x: (x, x), c, n_steps, every)
+    )(jnp.zeros(()))
 
+
+def test_unroll_default_is_resolved_per_backend(monkeypatch):
     assert all(make(None).unroll is None for _, make in ALL_REMATS)
     assert nd.Uniform(7).unroll is None and nd.Nested(5, 25).unroll is None
-    assert resolve_unroll(5) == 5
-    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
-    assert resolve_unroll(None) == CPU_UNROLL
-    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert resolve_unroll(None) == GPU_UNROLL
+    assert nd.default_unroll("cpu") == 1 and nd.default_unroll("tpu") == 1
+    assert nd.default_unroll("gpu") == 8
+    for backend in ("cpu", "gpu"):
+        monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)
+        default = nd.default_unroll()
+        assert default == nd.default_unroll(backend)
+        for make in (lambda u: nd.NoRemat(unroll=u), lambda u: nd.Uniform(16, unroll=u)):
+            # ``unroll=None`` builds the same loop as the backend's default, traced now.
+            loop = str(_toy_loop_jaxpr(make(None), 64, 64))
+            assert loop == str(_toy_loop_jaxpr(make(default), 64, 64))
+            assert loop != str(_toy_loop_jaxpr(make(default * 2), 64, 64))
+
+
+def test_block_sizes_of_each_strategy():
+    assert nd.NoRemat().block_sizes(600) == ()
+    assert nd.Uniform(7).block_sizes(600) == (7,)
+    assert nd.Nested(25, 5, 200).block_sizes(600) == (5, 25, 200)
+    assert nd.MultiLevel(4).block_sizes(600) == (4, 16, 64, 256)
+    assert nd.Policy(("coupling",)).block_sizes(600) == (24,)
+    assert nd.Policy(("coupling",), block=30).block_sizes(600) == (30,)
+    with pytest.raises(TypeError, match="choose_remat"):
+        nd.Auto(max_bytes=10**9).block_sizes(600)
+
+
+def test_checkpoint_blocks_of_the_reference_run():
+    # 60 s at dt = 1 ms with BOLD every 1000 steps (``benchmarks/remat.md``).
+    expected = {
+        nd.NoRemat(): (),
+        nd.Uniform(100): ((100, False),),
+        nd.Uniform(150): ((143, True),),  # 143 x 7 steps a period, the last 142
+        nd.Uniform(245): ((200, False),),
+        nd.Uniform(1000): ((1000, False),),
+        nd.Uniform(1001): ((1000, False),),
+        nd.Uniform(7000): ((7000, True),),  # 7 x 9 periods, the last 4
+        nd.Uniform(10**6): (),  # longer than the run: nothing checkpointed
+        nd.Nested(50, 1200): ((50, False), (1000, False)),
+        nd.Nested(20, 1000, 10000): ((20, False), (1000, False), (10000, False)),
+        nd.MultiLevel(16): ((16, True), (250, False), (4000, False)),
+        nd.MultiLevel(8): ((8, True), (63, True), (500, False), (4000, True), (30000, False)),
+        nd.Policy(("coupling",)): ((200, False),),
+    }
+    for strategy, blocks in expected.items():
+        assert nd.checkpoint_blocks(strategy, 60_000, 1000) == blocks, strategy
+    with pytest.raises(ValueError, match="every"):
+        nd.checkpoint_blocks(nd.Uniform(10), 600, 70)
+    with pytest.raises(TypeError, match="choose_remat"):
+        nd.checkpoint_blocks(nd.Auto(max_bytes=10**9), 600, 50)
+
+
+# The primitive of ``jax.checkpoint`` (its name depends on the JAX version).
+_CHECKPOINT = jax.make_jaxpr(jax.checkpoint(jnp.sin))(0.0).eqns[0].primitive
+
+
+def _checkpointed_steps(jaxpr) -> tuple[int, set[int]]:
+    """``(steps, sizes)``: the steps (``sin``) ``jaxpr`` runs, and those of each
+    checkpointed block in it."""
+    steps, sizes = 0, set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "sin":
+            steps += 1
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", param)
+            if not isinstance(inner, jax.extend.core.Jaxpr):
+                continue
+            n, inner_sizes = _checkpointed_steps(inner)
+            sizes |= inner_sizes
+            if eqn.primitive == _CHECKPOINT:
+                sizes.add(n)
+            steps += n * eqn.params.get("length", 1)
+    return steps, sizes
+
+
+# Only traced, not compiled: MultiLevel(2) (the deepest schedule) is cheap here.
+@pytest.mark.parametrize(
+    "strategy",
+    [s for s in STRATEGIES if isinstance(s, nd.AbstractRemat) and not isinstance(s, nd.Auto)]
+    + [nd.NoRemat(), nd.MultiLevel(2)],
+    ids=str,
+)
+def test_checkpoint_blocks_are_the_blocks_the_loop_checkpoints(strategy):
+    n_steps, every = 600, 50
+    blocks = nd.checkpoint_blocks(strategy, n_steps, every)
+    steps, sizes = _checkpointed_steps(_toy_loop_jaxpr(strategy, n_steps, every).jaxpr)
+    assert steps == n_steps
+    realised = {size for size, _ in blocks}
+    if any(padded for _, padded in blocks):
+        # The shorter last blocks are checkpointed too.
+        assert sizes > realised
+    else:
+        assert sizes == realised
 
 
 @pytest.mark.parametrize("value", [0, -2, True, 2.5, "8"], ids=repr)

@@ -26,7 +26,7 @@ class AbstractRemat(eqx.Module):
     with ``unroll``). It never changes the result: the copies of the step are kept apart
     by optimization barriers, so forward samples are bit-identical to ``unroll=1`` and
     gradients equal to rounding. An integer >= 1, or ``None`` (the default), resolved at
-    trace time from ``jax.default_backend()``:
+    trace time from ``jax.default_backend()`` (``nd.default_unroll``):
 
     - CPU (and any backend but GPU): 1. On the reference workload (84 regions, delays, noise, BOLD;
       ``benchmarks/unroll.md``) the loop overhead is small next to a step: ``unroll=2``
@@ -49,6 +49,14 @@ class AbstractRemat(eqx.Module):
 
     def __check_init__(self):
         check_unroll(f"{type(self).__name__} unroll", self.unroll)
+
+    @abc.abstractmethod
+    def block_sizes(self, n_steps: int) -> tuple[int, ...]:
+        """The checkpointed block sizes (in steps) asked for in a run of ``n_steps`` steps.
+
+        ``loop`` hands them to the time loop, which realises them (balanced, rounded to
+        whole emission periods): ``nd.checkpoint_blocks`` gives the blocks it runs.
+        """
 
     @abc.abstractmethod
     def loop(

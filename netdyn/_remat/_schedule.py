@@ -26,11 +26,32 @@ import jax
 import jax.numpy as jnp
 
 from .. import _xla_tricks
+from ._base import AbstractRemat
 
-# Default ``unroll`` (steps per iteration of the innermost loop), per backend: see
-# ``AbstractRemat`` and ``benchmarks/unroll.md``.
-CPU_UNROLL = 1
-GPU_UNROLL = 8
+
+def default_unroll(backend: str | None = None) -> int:
+    """The default ``unroll`` of the strategies on ``backend`` (``None``: the default one).
+
+    ``unroll`` is the number of steps run per iteration of the innermost loop over steps
+    (see ``nd.AbstractRemat``); a strategy whose ``unroll`` is ``None`` (the default) uses
+    this value for the backend it is traced for, ``jax.default_backend()`` at trace time.
+
+    - ``"gpu"``: 8, **not measured**: an XLA while-loop iteration costs about 8 µs on an
+      H100 against 1-4 µs for a delayed 84-node step, and unrolling
+      (``lax.scan(unroll=10)``) brings the per-iteration cost of a trivial body to 0.83 µs.
+    - any other backend (``"cpu"``, ...): 1. On the reference workload
+      (``benchmarks/unroll.md``) the loop overhead is small next to a step: ``unroll >= 4``
+      made the forward run 1.2-1.4x as long, every ``unroll > 1`` made the
+      ``Uniform(1000)`` gradient 1.5-2.1x slower, and ``unroll=16`` compiled 7-17x longer.
+
+    ``backend`` is a platform name as ``jax.default_backend()`` returns it (``"cpu"``,
+    ``"gpu"``, ``"tpu"``).
+    """
+    if backend is None:
+        backend = jax.default_backend()
+    elif not isinstance(backend, str):
+        raise ValueError(f"default_unroll backend must be a platform name, got {backend!r}.")
+    return 8 if backend == "gpu" else 1
 
 
 def resolve_unroll(unroll: int | None) -> int:
@@ -39,15 +60,31 @@ def resolve_unroll(unroll: int | None) -> int:
     Called at trace time (inside ``loop``), never at import, so that the backend is the one
     the computation is compiled for (``jax.default_backend()``).
     """
-    if unroll is not None:
-        return unroll
-    return GPU_UNROLL if jax.default_backend() == "gpu" else CPU_UNROLL
+    return default_unroll() if unroll is None else unroll
 
 
 def balanced(count: int, size: int) -> int:
     """The block size closest to ``size`` that splits ``count`` into near-equal blocks."""
     size = max(1, min(size, count))
     return math.ceil(count / math.ceil(count / size))
+
+
+def _outermost(count: int, sizes: Sequence[int]) -> tuple[int, list[int]] | None:
+    """The outermost checkpointed block of ``count`` iterations under ``sizes`` (ascending):
+    its balanced size and the sizes left for the levels inside it; ``None`` if none is
+    below ``count``."""
+    sizes = [s for s in sizes if s < count]
+    if not sizes:
+        return None
+    return balanced(count, sizes[-1]), sizes[:-1]
+
+
+def _split_at_period(sizes: Sequence[int], every: int) -> tuple[list[int], list[int]]:
+    """``(step sizes, period sizes)``: sizes below ``every`` split the steps of a period,
+    the others are rounded to whole periods."""
+    step_sizes = sorted(s for s in sizes if s < every)
+    period_sizes = sorted({max(1, round(s / every)) for s in sizes if s >= every})
+    return step_sizes, period_sizes
 
 
 def _scan(body, carry, count: int, unroll: int):
@@ -97,11 +134,10 @@ def repeat(
     strategy's policy). ``unroll`` applies to the innermost scans over ``body`` (those of
     the smallest blocks); the scans over blocks run one block per iteration.
     """
-    sizes = [s for s in sizes if s < count]
-    if not sizes:
+    outer = _outermost(count, sizes)
+    if outer is None:
         return _scan(body, carry, count, unroll)
-    size = balanced(count, sizes[-1])
-    inner_sizes = sizes[:-1]
+    size, inner_sizes = outer
     n_blocks = math.ceil(count / size)
     padded = n_blocks * size != count
     if size == 1:
@@ -145,8 +181,7 @@ def time_loop(
     ``unroll // every`` times instead, so that every loop iteration still runs about
     ``unroll`` steps.
     """
-    step_sizes = sorted(s for s in sizes if s < every)
-    period_sizes = sorted({max(1, round(s / every)) for s in sizes if s >= every})
+    step_sizes, period_sizes = _split_at_period(sizes, every)
 
     def step_body(c):
         return step(c), None
@@ -158,3 +193,44 @@ def time_loop(
     return repeat(
         period_body, carry, n_steps // every, period_sizes, checkpoint, max(1, unroll // every)
     )
+
+
+def _realised(count: int, sizes: Sequence[int]) -> list[tuple[int, bool]]:
+    """``(size, padded)`` of the nested blocks ``repeat`` runs, outermost first."""
+    blocks = []
+    while (outer := _outermost(count, sizes)) is not None:
+        size, sizes = outer
+        blocks.append((size, count % size != 0))
+        count = size
+    return blocks
+
+
+def checkpoint_blocks(
+    strategy: AbstractRemat, n_steps: int, every: int
+) -> tuple[tuple[int, bool], ...]:
+    """The checkpointed blocks that ``strategy.loop`` runs for ``n_steps`` steps with a
+    sample emitted every ``every`` steps: ``((size, padded), ...)``, innermost first.
+
+    ``size`` is in steps. The sizes that ``strategy.block_sizes(n_steps)`` asks for are
+    realised as the time loop does: a size below ``every`` splits the steps of an emission
+    period, the others are rounded to whole periods and group periods; sizes at or above
+    the count they would split are dropped, and each level is balanced to near-equal blocks
+    of the realised block above it. ``padded``: the size does not divide that count, and the
+    remainder runs as one shorter last block (not listed; the levels inside it are balanced
+    within it alike). ``()`` for a strategy that checkpoints nothing (``nd.NoRemat``).
+
+    E.g. ``nd.checkpoint_blocks(nd.Uniform(150), 60_000, 1000)`` is ``((143, True),)``:
+    blocks of 143 steps (six of them, then one of 142) in every period of 1000 steps.
+
+    ``nd.Auto`` chooses its strategy first: pass ``nd.choose_remat(...).strategy``.
+    """
+    if not isinstance(strategy, AbstractRemat):
+        raise ValueError(f"checkpoint_blocks needs a remat strategy, got {strategy!r}.")
+    if not (every >= 1 and n_steps >= every and n_steps % every == 0):
+        raise ValueError(
+            f"checkpoint_blocks: every ({every}) must divide n_steps ({n_steps}), both >= 1."
+        )
+    step_sizes, period_sizes = _split_at_period(strategy.block_sizes(n_steps), every)
+    steps = _realised(every, step_sizes)
+    periods = [(size * every, padded) for size, padded in _realised(n_steps // every, period_sizes)]
+    return tuple(reversed(steps)) + tuple(reversed(periods))

@@ -85,6 +85,13 @@ class Auto(AbstractRemat):
         if not self.max_bytes > 0:
             raise ValueError(f"Auto max_bytes must be positive, got {self.max_bytes}.")
 
+    def block_sizes(self, n_steps):
+        raise TypeError(
+            "Auto is a memory budget, not a schedule of blocks: its blocks are those of the "
+            "strategy nd.choose_remat(network, solver, t0=..., t1=..., dt=..., ...) "
+            "chooses. Call that function and use its .strategy instead."
+        )
+
     def loop(self, step, emit, carry, n_steps, every):
         raise TypeError(
             "Auto is a memory budget, not a time loop: nd.simulate replaces it by the "

@@ -7,15 +7,6 @@ from ._policies import check_block, checkpointer
 from ._schedule import resolve_unroll, time_loop
 
 
-def level_sizes(n_steps: int, branch: int) -> tuple[int, ...]:
-    """Block sizes ``branch, branch**2, ...`` below ``n_steps``."""
-    sizes, size = [], branch
-    while size < n_steps:
-        sizes.append(size)
-        size *= branch
-    return tuple(sizes)
-
-
 class MultiLevel(AbstractRemat):
     r"""Checkpointed blocks of ``b``, ``b^2``, ``b^3``, ... steps, every level nested.
 
@@ -41,8 +32,14 @@ class MultiLevel(AbstractRemat):
         if self.branch < 2:
             raise ValueError(f"MultiLevel branch must be >= 2, got {self.branch}.")
 
-    def loop(self, step, emit, carry, n_steps, every):
-        sizes = level_sizes(n_steps, self.branch)
-        return time_loop(step, emit, carry, n_steps, every, sizes, checkpointer(),
-                         resolve_unroll(self.unroll))
+    def block_sizes(self, n_steps):
+        """``branch, branch**2, ...`` below ``n_steps``."""
+        sizes, size = [], self.branch
+        while size < n_steps:
+            sizes.append(size)
+            size *= self.branch
+        return tuple(sizes)
 
+    def loop(self, step, emit, carry, n_steps, every):
+        return time_loop(step, emit, carry, n_steps, every, self.block_sizes(n_steps),
+                         checkpointer(), resolve_unroll(self.unroll))

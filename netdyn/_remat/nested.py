@@ -25,6 +25,9 @@ class Nested(AbstractRemat):
         self.blocks = tuple(sorted(check_block("Nested block", b) for b in blocks))
         self.unroll = unroll
 
+    def block_sizes(self, n_steps):
+        return self.blocks
+
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, self.blocks, checkpointer(),
-                         resolve_unroll(self.unroll))
+        return time_loop(step, emit, carry, n_steps, every, self.block_sizes(n_steps),
+                         checkpointer(), resolve_unroll(self.unroll))

@@ -16,6 +16,9 @@ class NoRemat(AbstractRemat):
 
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
 
+    def block_sizes(self, n_steps):
+        return ()
+
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, (), lambda f: f,
-                         resolve_unroll(self.unroll))
+        return time_loop(step, emit, carry, n_steps, every, self.block_sizes(n_steps),
+                         lambda f: f, resolve_unroll(self.unroll))

@@ -43,8 +43,10 @@ class Policy(AbstractRemat):
         if self.block is not None:
             check_block("Policy block", self.block)
 
+    def block_sizes(self, n_steps):
+        return (self.block if self.block is not None else max(1, math.isqrt(n_steps)),)
+
     def loop(self, step, emit, carry, n_steps, every):
-        block = self.block if self.block is not None else max(1, math.isqrt(n_steps))
         wrap = checkpointer(tuple(self.names))
-        return time_loop(step, emit, carry, n_steps, every, (block,), wrap,
+        return time_loop(step, emit, carry, n_steps, every, self.block_sizes(n_steps), wrap,
                          resolve_unroll(self.unroll))

@@ -27,6 +27,9 @@ class Uniform(AbstractRemat):
     def __check_init__(self):
         check_block("Uniform block", self.block)
 
+    def block_sizes(self, n_steps):
+        return (self.block,)
+
     def loop(self, step, emit, carry, n_steps, every):
-        return time_loop(step, emit, carry, n_steps, every, (self.block,), checkpointer(),
-                         resolve_unroll(self.unroll))
+        return time_loop(step, emit, carry, n_steps, every, self.block_sizes(n_steps),
+                         checkpointer(), resolve_unroll(self.unroll))

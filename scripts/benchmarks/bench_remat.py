@@ -231,40 +231,20 @@ def make_loss(label, data, seconds, remat=None):
 
 
 def effective_blocks(label, n_steps):
-    """How netdyn's schedule realises the requested block sizes (balanced, in steps)."""
-    from netdyn._remat._schedule import balanced
+    """The checkpointed blocks netdyn's schedule runs for ``label`` (``nd.checkpoint_blocks``),
+    innermost first, in steps: ``ᵖ`` marks a size that does not divide its count (a shorter
+    last block), ``—`` a requested block at least as long as the run."""
+    import netdyn as nd
 
     if label.startswith("tvboptim"):
         block = C.tvboptim_config(label)["block"]
         return "" if block is None else str(block)
-    every = round(PERIOD / DT)
-    from netdyn._remat.multilevel import level_sizes
-
-    m = re.fullmatch(r"(Uniform|Nested|MultiLevel)\((.*)\)", split_label(label)[0])
-    if m is None:
+    remat = make_remat(split_label(label)[0])
+    if isinstance(remat, nd.Auto):  # its row names the strategy it chose
         return ""
-    sizes = sorted(int(a) for a in m.group(2).split(","))
-    if m.group(1) == "MultiLevel":
-        sizes = level_sizes(n_steps, sizes[0])
-    # As ``_schedule.time_loop``: sizes below the period split a period, nested (each
-    # level balanced within the realised size of the level above), the others group
-    # whole periods, nested likewise.
-    out = []
-    if any(k >= n_steps for k in sizes):
-        out.append("—")
-    for count, unit, level in (
-        (every, 1, [k for k in sizes if k < every]),
-        (n_steps // every, every, sorted({max(1, round(k / every))
-                                         for k in sizes if every <= k < n_steps})),
-    ):
-        realised = []
-        for k in reversed(level):
-            if k >= count:
-                continue
-            size = balanced(count, k)
-            realised.append(f"{size * unit}{'ᵖ' if count % size else ''}")
-            count = size
-        out += reversed(realised)
+    blocks = nd.checkpoint_blocks(remat, n_steps, round(PERIOD / DT))
+    out = ["—"] if any(k >= n_steps for k in remat.block_sizes(n_steps)) else []
+    out += [f"{size}{'ᵖ' if padded else ''}" for size, padded in blocks]
     return ",".join(out)
 
 

@@ -34,7 +34,6 @@ import numpy as np  # noqa: E402
 from _common import DT, PERIOD, SIGMA, SPEED, G  # noqa: E402
 
 import netdyn as nd  # noqa: E402
-from netdyn._remat._schedule import CPU_UNROLL, GPU_UNROLL  # noqa: E402
 
 BLOCK = 1000  # Uniform block of the gradient (steps)
 DATE = "2026-11-23"
@@ -189,9 +188,9 @@ def write_report(args, info, source, n_steps, rows):
         )
     out += [
         "",
-        f"Defaults (`netdyn._remat._schedule`, resolved at trace time): CPU {CPU_UNROLL}, "
-        f"GPU {GPU_UNROLL} (not measured here; see `nd.AbstractRemat`). The copies of the "
-        "step are separated by `lax.optimization_barrier`: with `lax.scan(unroll=...)` XLA "
+        f"Defaults (`nd.default_unroll`, resolved at trace time): CPU {nd.default_unroll('cpu')}, "
+        f"GPU {nd.default_unroll('gpu')} (not measured here; see `nd.AbstractRemat`). The copies "
+        "of the step are separated by `lax.optimization_barrier`: with `lax.scan(unroll=...)` XLA "
         "fused consecutive steps and the float64 BOLD moved by ~4e-15 already at unroll=2.",
     ]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
