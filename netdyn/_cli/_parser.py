@@ -60,11 +60,12 @@ G and the noise amplitude sigma are fitted (--fit G,sigma):
   parameter the data do not constrain (a flat direction of the loss) is named and gets
   none. With an interval for G, the loss along G over 1.5 times the interval on each
   side (5 simulations, the other values moved as the Hessian says) is drawn beside the
-  quadratic model the interval rests on (fit.png), and their largest gap is printed.
+  quadratic model the interval rests on (fit.png), with the ratio of their rises.
 
-Measured with these defaults: 973 s for the whole command on a 2-core x86_64 CPU
-shared with other jobs (load 2.3-3.5; the search for the start, the gradient check and
-the fit 614 s, the error bars 276 s, the 3 held-out sets the rest) in float64
+Measured with these defaults: 959 s for the whole command on a 2-core x86_64 CPU
+shared with other jobs (load 3.1-4.0; the search for the start, the gradient check and
+the fit 453 s, the error bars 390 s and G's profile 59 s, the 3 held-out sets the rest)
+in float64
 (benchmarks/fit.md in the source repository); an earlier run on a quieter machine, with
 one held-out set and no error bars, took 310 s. It scales with --steps, --grid,
 --duration, --realisations and the number of regions; --uncertainty off and

@@ -97,12 +97,26 @@ def _G_profile(args, loss_fn: FcLoss, fitted, where, bounds, key, u: Uncertainty
     prof = local_profile(loss_fn, fitted, where, name, values, u.hessian, key=key,
                          bounds=bounds)
     unit = factor(args.model, name)
-    centre = PROFILE_STEPS.index(0.0)
-    rise = float(np.max(prof.quadratic - prof.quadratic[centre]))
-    departure = float(np.max(np.abs(prof.loss - prof.quadratic))) / rise if rise > 0 else None
+    # The loss's rise from the fit over the quadratic model's, at each point but the fit:
+    # 1 where the model the interval rests on holds.
+    base = prof.quadratic[PROFILE_STEPS.index(0.0)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = (prof.loss - base) / (prof.quadratic - base)
     return {"G": [v / unit for v in values], "loss": prof.loss.tolist(),
-            "quadratic": prof.quadratic.tolist(), "departure": departure,
+            "quadratic": prof.quadratic.tolist(), "steps": list(PROFILE_STEPS),
+            "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)
+                           for f, r in zip(PROFILE_STEPS, ratio)],
             "seconds": time.perf_counter() - start}
+
+
+def profile_text(p: dict) -> str:
+    """G's profile in words: the loss's rise over the quadratic model's at each point."""
+    pairs = [(f, r) for f, r in zip(p["steps"], p["rise_ratio"]) if r is not None]
+    at = ", ".join(f"{f:+g}" for f, _ in pairs)
+    ratios = ", ".join(f"{r:.2g}" for _, r in pairs)
+    return (f"profile of G ({len(p['G'])} points, {p['seconds']:.0f} s; fit.png): the "
+            "loss's rise from the fit over that of the quadratic model the interval rests "
+            f"on (1 where it holds), at {at} half-widths of the interval: {ratios}")
 
 
 def _label(name: str, map_names: list[str]) -> str:
@@ -137,9 +151,6 @@ def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
         sources += f", leaving out each of the {len(u['runs_left_out'])} training runs"
     sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
     p = u.get("profile")
-    profile = "" if p is None or p["departure"] is None else (
-        f"; profile of G over 1.5 times its interval ({len(p['G'])} points, "
-        f"{p['seconds']:.0f} s): the loss departs from the quadratic model the interval "
-        f"rests on by up to {100 * p['departure']:.0f} % of its rise (fit.png)")
+    profile = "" if p is None else "; " + profile_text(p)
     return (f"netdyn fit: {100 * u['level']:.0f} % intervals ({sources}; "
             f"{u['seconds']:.0f} s): {', '.join(parts)}{sloppy}{profile}.\n")

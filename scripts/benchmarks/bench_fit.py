@@ -148,9 +148,11 @@ def _error_bars(report: dict) -> str:
     if p is not None:
         points = ", ".join(f"{g:.5f}: {loss:.5f} ({q:.5f})"
                            for g, loss, q in zip(p["G"], p["loss"], p["quadratic"]))
-        text += (f"\n\nProfile of G ({p['seconds']:.0f} s; sigma moved as the Hessian says), "
-                 f"G: loss (quadratic model): {points}. Largest departure from the quadratic "
-                 f"model: {100 * p['departure']:.0f} % of its rise over the points.")
+        ratios = ", ".join("—" if r is None else f"{r:.2f}" for r in p["rise_ratio"])
+        text += (f"\n\nProfile of G ({p['seconds']:.0f} s; at {p['steps']} times the "
+                 "interval's half-width from the fit, sigma moved as the Hessian says), "
+                 f"G: loss (quadratic model): {points}. The loss's rise over the quadratic "
+                 f"model's at each point: {ratios} (1 where the model holds).")
     return text
 
 
