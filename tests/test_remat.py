@@ -95,7 +95,7 @@ def _run_g(remat, G, t1=2000.0, run=nd.simulate):
                monitors={"tavg": nd.TemporalAverage(period=100.0)}, key=jax.random.key(0))
 
 
-@functools.cache  # deterministic; MultiLevel(4)'s compilation alone takes ~15 s
+@functools.cache  # deterministic; MultiLevel(4)'s compilation alone took 15-27 s
 def _memory(remat, t1=2000.0):
     return nd.gradient_memory(lambda G: jnp.mean(_run_g(remat, G, t1)["tavg"] ** 2), 0.6)
 
@@ -104,11 +104,12 @@ def test_checkpointing_saves_memory():
     # Claims that hold on every backend (asserted on whichever runs the suite).
     none = _memory(nd.NoRemat())
     uniform = _memory(nd.Uniform(50))
-    multilevel = _memory(nd.MultiLevel(4))
+    # Branching 8 (levels of 8, 64, 512 steps): MultiLevel(4) compiles 5x longer here.
+    multilevel = _memory(nd.MultiLevel(8))
     assert uniform.temp_bytes < none.temp_bytes / 5
     # No-remat memory grows with the run, multi-level memory barely does.
     assert _memory(nd.NoRemat(), 4000.0).temp_bytes > 1.8 * none.temp_bytes
-    assert _memory(nd.MultiLevel(4), 4000.0).temp_bytes < 1.3 * multilevel.temp_bytes
+    assert _memory(nd.MultiLevel(8), 4000.0).temp_bytes < 1.3 * multilevel.temp_bytes
 
 
 @pytest.mark.skipif(
@@ -117,7 +118,8 @@ def test_checkpointing_saves_memory():
     "MultiLevel(4) gradient needed 134.5 KB of temporaries against Uniform(50)'s 82.6 KB",
 )
 def test_multilevel_below_uniform_on_cpu():
-    assert _memory(nd.MultiLevel(4)).temp_bytes < _memory(nd.Uniform(50)).temp_bytes
+    # Measured here: 37.8 KB against 66.8 KB.
+    assert _memory(nd.MultiLevel(8)).temp_bytes < _memory(nd.Uniform(50)).temp_bytes
 
 
 def test_non_divisor_block_costs_no_more_than_neighbours():
