@@ -21,7 +21,6 @@ machines are noisy: compare the tools as ratios measured in the same run.
 """
 
 import argparse
-import os
 
 import _common as C  # first: this checkout's netdyn
 import jax
@@ -444,11 +443,7 @@ def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
             out += ["", f"{key[6:]}:", "", "| draw | µs/step (best) | median |", "|---|---|---|"]
             for name, (best, median) in table.items():
                 out.append(f"| {name} | {best:.2f} | {median:.2f} |")
-    out += ["", C.kept_tail(args.out, HISTORY_MARKER)]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(out).rstrip("\n") + "\n")
-    print(f"wrote {args.out}")
+    C.write_report(args.out, out, HISTORY_MARKER)
 
 
 if __name__ == "__main__":

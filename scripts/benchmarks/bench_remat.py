@@ -489,11 +489,8 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
         )
     out += ["", "## Reading", ""]
     out += reading(rows, by, n_steps)
-    out += ["", "![remat benchmark](remat.png)", ""]
-    out += [C.kept_tail(path, HOUR_MARKER)]
-    with open(path, "w") as f:
-        f.write("\n".join(out).rstrip("\n") + "\n")
-    print(f"wrote {path}")
+    out += ["", "![remat benchmark](remat.png)"]
+    C.write_report(path, out, HOUR_MARKER)
 
 
 def netdyn_rows(rows, monitor="hrf"):

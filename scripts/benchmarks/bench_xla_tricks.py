@@ -24,7 +24,6 @@ question of values, not speed, and is not timed here::
 """
 
 import argparse
-import os
 from unittest import mock
 
 import _common as C  # first: this checkout's netdyn
@@ -217,11 +216,7 @@ def write_report(args, info, source, rows, same_unroll):
         f"{'yes' if same_unroll['on'] else 'no'} with `keep_apart`, "
         f"{'yes' if same_unroll['off'] else 'no'} without.",
     ]
-    out += ["", C.kept_tail(args.out, HISTORY_MARKER)]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(out).rstrip("\n") + "\n")
-    print(f"wrote {args.out}")
+    C.write_report(args.out, out, HISTORY_MARKER)
 
 
 if __name__ == "__main__":
