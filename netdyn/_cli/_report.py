@@ -18,7 +18,7 @@ from ._atomic import write_figure, write_json, write_matrix
 from ._model import MODELS, factor
 from ._plot import figure
 from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
-from ._uncertainty import uncertainty_line
+from ._uncertainty import G_interval, uncertainty_line
 
 # What write_results writes: the results of a finished fit.
 RESULT_FILES = tuple(name for name in RESULTS if name not in (CHECKPOINT, SCAN))
@@ -109,23 +109,13 @@ def write_results(args, out: Path, result: dict, history: FitHistory, empirical,
     return plotted
 
 
-def _G_interval(u: dict | None) -> tuple[float, float, float] | None:
-    """The fitted G and its interval, ``(G, lower, upper)``, when there is one."""
-    if u is None or not u.get("valid") or "coupling.G" not in u["names"]:
-        return None
-    i = u["names"].index("coupling.G")
-    if not u["constrained"][i]:
-        return None
-    return u["values"][i], u["lower"][i], u["upper"][i]
-
-
 def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
                   simulated: tuple, title: str) -> bool:
     """``fit.png`` unless ``--no-plot`` or without matplotlib; whether it was written."""
     if args.no_plot:
         return False
     fig = figure(history, empirical, *simulated, title, scan=result["grid"],
-                 runs=result.get("runs"), interval=_G_interval(result.get("uncertainty")),
+                 runs=result.get("runs"), interval=G_interval(result.get("uncertainty")),
                  profile=(result.get("uncertainty") or {}).get("profile"),
                  heldout_each=result.get("heldout_each"), runs_each=result.get("runs_each"))
     if fig is None:

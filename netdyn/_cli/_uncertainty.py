@@ -8,7 +8,7 @@ import numpy as np
 
 from .._fit.fc_loss import FcLoss
 from .._fit.profile import local_profile
-from .._fit.uncertainty import Uncertainty, uncertainty
+from .._fit.uncertainty import uncertainty
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
 from ._model import factor
@@ -79,30 +79,41 @@ def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, b
             out[k] = [None if x is None else x / f for x, f in zip(out[k], scale)]
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
                runs_left_out=None if leave is None else list(data.train_runs))
-    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u)
+    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u.hessian, out)
     return out
 
 
-def _G_profile(args, loss_fn: FcLoss, fitted, where, bounds, key, u: Uncertainty):
+def G_interval(u: dict | None) -> tuple[float, float, float] | None:
+    """The fitted G and its interval, ``(G, lower, upper)`` in the units of ``--G``, from
+    the report's ``uncertainty``; ``None`` when G has none."""
+    if u is None or not u.get("valid") or "coupling.G" not in u["names"]:
+        return None
+    i = u["names"].index("coupling.G")
+    if not u["constrained"][i]:
+        return None
+    return u["values"][i], u["lower"][i], u["upper"][i]
+
+
+def _G_profile(args, loss_fn: FcLoss, fitted, where, bounds, key, hessian, reported: dict):
     """The loss along G over 1.5 times its interval on each side, the other fitted
     values moved as the Hessian says (``nd.local_profile``), beside the quadratic model the
-    interval rests on; ``None`` without an interval for G."""
-    name = "coupling.G"
-    if not u.valid or name not in u.names or not u.constrained[u.names.index(name)]:
+    interval rests on; ``None`` without an interval for G (``reported``: the intervals in
+    the units of ``--G``)."""
+    interval = G_interval(reported)
+    if interval is None:
         return None
-    i = u.names.index(name)
-    g, lo, hi = (float(x[i]) for x in (u.values, u.lower, u.upper))
+    g, lo, hi = interval
     values = [g + f * ((hi - g) if f > 0 else (g - lo)) for f in PROFILE_STEPS]
     start = time.perf_counter()
-    prof = local_profile(loss_fn, fitted, where, name, values, u.hessian, key=key,
-                         bounds=bounds)
-    unit = factor(args.model, name)
+    unit = factor(args.model, "coupling.G")
+    prof = local_profile(loss_fn, fitted, where, "coupling.G", [v * unit for v in values],
+                         hessian, key=key, bounds=bounds)
     # The loss's rise from the fit over the quadratic model's, at each point but the fit:
     # 1 where the model the interval rests on holds.
     base = prof.quadratic[PROFILE_STEPS.index(0.0)]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = (prof.loss - base) / (prof.quadratic - base)
-    return {"G": [v / unit for v in values], "loss": prof.loss.tolist(),
+    return {"G": values, "loss": prof.loss.tolist(),
             "quadratic": prof.quadratic.tolist(), "steps": list(PROFILE_STEPS),
             "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)
                            for f, r in zip(PROFILE_STEPS, ratio)],

@@ -27,9 +27,12 @@ class Coordinates(eqx.Module):
     dtypes: tuple[Any, ...] = eqx.field(static=True)
     names: tuple[str, ...] = eqx.field(static=True)
 
+    @property
+    def _sizes(self) -> list[int]:
+        return [int(np.prod(s, dtype=int)) for s in self.shapes]
+
     def _leaves(self, u):
-        sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
-        parts = jnp.split(u, np.cumsum(sizes)[:-1].tolist())
+        parts = jnp.split(u, np.cumsum(self._sizes)[:-1].tolist())
         return tuple(t.forward(p.reshape(s)).astype(d)
                      for t, p, s, d in zip(self.transforms, parts, self.shapes, self.dtypes))
 
@@ -42,7 +45,7 @@ class Coordinates(eqx.Module):
     def with_value(self, u, index: int, value) -> jax.Array:
         """``u`` with coordinate ``index`` moved so that its leaf's value is ``value``
         (through the leaf's transform; the other coordinates unchanged)."""
-        sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
+        sizes = self._sizes
         leaf = int(np.searchsorted(np.cumsum(sizes), index, side="right"))
         offset = index - int(np.sum(sizes[:leaf]))
         current = jnp.ravel(self._leaves(u)[leaf])
