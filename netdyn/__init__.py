@@ -1,8 +1,8 @@
 """netdyn: differentiable, delay-coupled brain network models in JAX and Equinox."""
 
 from . import (
-    _cli as cli,  # noqa: F401 - the namespace nd.cli: nd.cli.main(["fit", ...])
     _presets as presets,  # noqa: F401 - the namespace nd.presets
+    cli as cli,
     datasets as datasets,
 )
 from ._coupling._base import (
@@ -55,6 +55,7 @@ from ._fit.identifiability import (
     Identifiability as Identifiability,
     identifiability as identifiability,
 )
+from ._fit.interrupt import defer_interrupts as defer_interrupts
 from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
 from ._fit.profile import (

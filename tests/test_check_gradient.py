@@ -61,6 +61,18 @@ def test_random_direction_is_unit_and_reproducible():
     assert norm == pytest.approx(1.0) and c1.gradient == c2.gradient and c1.agree
 
 
+def test_relative_direction_scales_by_each_value_and_moves_zeros():
+    # Values of different scales move by the same relative step; those at 0 (a map
+    # coefficient, a log-gain at the start) still move, by an absolute step.
+    m = Params(jnp.asarray([0.3, 0.0, -2e-3]), jnp.asarray(0.0))
+    where = lambda p: (p.a, p.b)  # noqa: E731
+    unit = nd.check_gradient(_loss, m, where, seed=5).direction
+    rel = nd.check_gradient(_loss, m, where, seed=5, relative=True)
+    np.testing.assert_array_equal(rel.direction[0], np.array([0.3, 1.0, -2e-3]) * unit[0])
+    assert rel.direction[1] == unit[1] != 0
+    assert rel.agree
+
+
 def test_simulated_loss_with_the_exact_burn_in_gradient(getkey):
     # Through a delayed, noisy RWW network with a burn-in differentiated too: exact.
     net = rww(G=0.3)
@@ -75,7 +87,8 @@ def test_simulated_loss_with_the_exact_burn_in_gradient(getkey):
 @pytest.mark.parametrize(
     "kwargs, message",
     [({"step": 0.0}, "step must be a finite number > 0"),
-     ({"direction": jnp.ones(2)}, "direction must have the shapes")],
+     ({"direction": jnp.ones(2)}, "direction must have the shapes"),
+     ({"direction": jnp.ones(3), "relative": True}, "either a direction or relative=True")],
 )
 def test_bad_arguments(kwargs, message):
     m = Params(jnp.asarray([0.3, -1.2, 2.0]), jnp.asarray(0.7))

@@ -11,17 +11,18 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import sys
 import zipfile
 from pathlib import Path
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import netdyn as nd
-from netdyn._cli import _fit_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,6 +44,26 @@ def _fail(argv, capsys) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err
+
+
+class _Watch(io.StringIO):
+    """A stream that calls ``act()`` when ``text`` is first written to it."""
+
+    def __init__(self, text: str, act):
+        super().__init__()
+        self.text, self.act, self.seen = text, act, False
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        if not self.seen and self.text in self.getvalue():
+            self.seen = True
+            self.act()
+        return n
+
+
+def _announced(out: Path) -> str:
+    """The start of the line ``netdyn fit`` prints when it starts simulating."""
+    return f"results in {out}/"
 
 
 @pytest.fixture(scope="module")
@@ -334,19 +355,23 @@ def test_existing_results_are_not_overwritten(finished, capsys):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_overwrite_removes_the_earlier_results(finished, tmp_path, monkeypatch):
+def test_overwrite_removes_the_earlier_results(finished, tmp_path):
     out = tmp_path / "fit"
     shutil.copytree(finished[0], out)
     seen = []
-    # Stop where the simulation would start: what does the new run find in --out?
-    monkeypatch.setattr(_fit_command, "_run", lambda *a: seen.extend(os.listdir(out)) or 0)
-    assert nd.cli.main([*TINY, "--steps", "3", "--out", str(out), "--overwrite"]) == 0
+
+    def stop_here():  # what does the new run find in --out when it starts simulating?
+        seen.extend(os.listdir(out))
+        raise KeyboardInterrupt
+
+    with contextlib.redirect_stdout(_Watch(_announced(out), stop_here)):
+        assert nd.cli.main([*TINY, "--steps", "3", "--out", str(out), "--overwrite"]) == 130
     assert seen == ["settings.json"]
     assert json.loads((out / "settings.json").read_text())["settings"]["steps"] == 3
 
 
 @pytest.mark.parametrize("case", ["out is a file", "checkpoint is a folder", "out unwritable"])
-def test_bad_out_is_one_line_before_any_simulation(case, tmp_path, capsys, monkeypatch):
+def test_bad_out_is_one_line_before_any_simulation(case, tmp_path, capsys):
     out = tmp_path / "fit"
     if case == "out is a file":
         out.write_text("not a folder")
@@ -355,11 +380,11 @@ def test_bad_out_is_one_line_before_any_simulation(case, tmp_path, capsys, monke
     else:
         (tmp_path / "file").write_text("")
         out = tmp_path / "file" / "fit"  # a folder that cannot be made
-    def no_simulation(*args):
+    def no_simulation():
         raise AssertionError("the simulation started before --out was checked")
 
-    monkeypatch.setattr(_fit_command, "_run", no_simulation)
-    err = _fail([*TINY, "--out", str(out)], capsys)
+    with contextlib.redirect_stdout(_Watch(_announced(out), no_simulation)):
+        err = _fail([*TINY, "--out", str(out)], capsys)
     assert "--out" in err and str(out) in err
 
 
@@ -380,20 +405,14 @@ def test_resume_refuses_changed_settings(finished, args, flag, capsys):
     assert f"--resume: {flag} is" in err
 
 
-def test_interrupt_then_resume(finished, tmp_path, monkeypatch, capsys):
+def test_interrupt_then_resume(finished, tmp_path, capsys):
     out = tmp_path / "fit"
-    real_fit = _fit_command.fit
-
-    def fit_interrupted_after_one_step(*args, **kwargs):
-        def callback(row):
-            if row["step"] == 0:
-                raise KeyboardInterrupt
-        return real_fit(*args, **kwargs, callback=callback)
-
-    monkeypatch.setattr(_fit_command, "fit", fit_interrupted_after_one_step)
-    argv = [*TINY, "--steps", "2", "--out", str(out), "--quiet"]
-    assert nd.cli.main(argv) == 130
-    err = capsys.readouterr().err
+    # Ctrl-C as the progress line of step 1 is printed.
+    argv = [*TINY, "--steps", "2", "--out", str(out)]
+    ctrl_c = _Watch("step 1/2", lambda: os.kill(os.getpid(), signal.SIGINT))
+    with contextlib.redirect_stderr(ctrl_c):
+        assert nd.cli.main(argv) == 130
+    err = ctrl_c.getvalue()
     # The interruption is one line (after any caution of the gradient check).
     assert "Traceback" not in err
     err = err.splitlines()[-1]
@@ -401,7 +420,6 @@ def test_interrupt_then_resume(finished, tmp_path, monkeypatch, capsys):
     command = err.split("Continue with: ")[1].strip()
     assert command == shlex.join(["netdyn", *argv, "--resume"])
 
-    monkeypatch.setattr(_fit_command, "fit", real_fit)
     assert nd.cli.main(shlex.split(command)[1:]) == 0
     assert "1 of 2 steps done, continuing at step 2." in capsys.readouterr().out
     # The interrupted and resumed fit is the uninterrupted one.
@@ -418,22 +436,17 @@ def test_interrupt_then_resume(finished, tmp_path, monkeypatch, capsys):
     assert mine["heldout"] == mine["heldout_each"][0] == theirs["heldout_each"][0]
 
 
-def test_divergence_names_flags(tmp_path, monkeypatch, capsys):
-    def diverging_fit(model, loss_fn, optimizer, *, where, **kwargs):
-        history = nd.FitHistory(
-            step=np.arange(2), loss=np.array([0.9, np.nan]), grad_norm=np.array([1.0, np.nan]),
-            wall_time=np.ones(2), skipped=np.array([False, True]),
-            params={"coupling.G": np.array([0.2, 9.0])}, metrics={"fc_r": np.zeros(2)})
-        raise nd.FitDivergedError("fit stopped (library message)", model, history, 1)
-
-    monkeypatch.setattr(_fit_command, "fit", diverging_fit)
+def test_divergence_names_flags(tmp_path, capsys):
+    # Hopf nodes have no bound: one Adam step of a huge --lr takes G (log-scaled) far past
+    # the coupling the nodes can bear, and the next step's simulation diverges, its burn-in
+    # first (a non-finite loss, not a runtime error).
     out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--out", str(out), "--grid", "0", "--fit", "G", "--quiet",
-                 "--no-gradient-check"]) == 1
+    assert nd.cli.main([*TINY, "--out", str(out), "--model", "hopf", "--grid", "0", "--fit",
+                        "G", "--lr", "50", "--quiet", "--no-gradient-check"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "at step 2 of 12" in err and "--lr" in err and "--overwrite" in err
-    for api in ("on_nonfinite", "resume=True", "FitDivergedError", "library message"):
+    for api in ("on_nonfinite", "resume=True", "FitDivergedError", "Traceback"):
         assert api not in err
     assert json.loads((out / "history.json").read_text())["step"] == [1, 2]
 
@@ -494,18 +507,8 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
 def _selected(*options: str):
     """``netdyn fit OPTIONS`` up to the selection, without simulating: ``(args, where,
     network, maps)`` on the embedded data (maps from ``--maps`` when a ':maps' is fitted)."""
-    from netdyn._cli._maps import read_maps
-    from netdyn._cli._model import network, selection
-    from netdyn._cli._parser import build_parser
-
-    args = build_parser().parse_args(["fit", *options])
-    args.tr = 720.0
-    data = nd.datasets.load("hcp")
-    w = np.asarray(data.weights)
-    net, _ = network(args, w, np.asarray(data.lengths))
-    maps = read_maps(args.maps, w, np.asarray(data.fc)) if ":maps" in args.fit else None
-    where, _, net = selection(args, net, maps)
-    return args, where, net, maps
+    planned = nd.cli.plan(["fit", *options])
+    return planned.options, planned.where, planned.network, planned.maps
 
 
 def test_input_gain_along_maps_is_the_scaled_connectome():
@@ -536,25 +539,27 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     assert not (out / "params.json").exists()
 
 
-def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys, monkeypatch):
-    # The first scanned G "diverges" (its loss and mean FC are NaN): the scan says so,
-    # naming that G, and keeps it out of the choice of the start.
-    real, seen = _fit_command._scan_point, []
-
-    def first_diverges(loss_fn, model, key):
-        seen.append(float(model.coupling.G))
-        loss, mean_fc = real(loss_fn, model, key)
-        return (jnp.nan, jnp.nan) if len(seen) == 1 else (loss, mean_fc)
-
-    monkeypatch.setattr(_fit_command, "_scan_point", first_diverges)
+def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys):
+    # Hopf nodes (no bound) on the connectome's weights x 3000: the two stronger of three
+    # scanned couplings diverge (NaN FC). The scan names them and keeps them out of the
+    # choice of the start; the one finite point is above the data's mean FC: no crossing.
+    data = nd.datasets.load("hcp")
+    files = {name: tmp_path / f"{name}.csv" for name in ("weights", "lengths", "fc")}
+    for name, x in (("weights", 3000 * np.asarray(data.weights)),
+                    ("lengths", np.asarray(data.lengths)), ("fc", np.asarray(data.fc))):
+        np.savetxt(files[name], x, delimiter=",")
     out = tmp_path / "fit"
-    argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
-            "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
-    assert nd.cli.main(argv) == 3  # saturated FC at every finite point: no crossing, as above
+    argv = ["fit", "--model", "hopf", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
+            "--realisations", "1", "--grid", "3", "--bisect", "0", "--out", str(out),
+            "--quiet", *(f"--{name}={path}" for name, path in files.items())]
+    assert nd.cli.main(argv) == 3
     err = capsys.readouterr().err
-    assert f"diverged (NaN or infinite FC) at G = {seen[0]:.4g}: 1 of {len(seen)}" in err
     scan = json.loads((out / "scan.json").read_text())
-    assert scan["grid"]["mean_fc"][scan["grid"]["G"].index(seen[0])] is None  # JSON null
+    grid = scan["grid"]
+    assert grid["mean_fc"][0] > scan["target_mean_fc"] and grid["mean_fc"][1:] == [None, None]
+    assert (f"diverged (NaN or infinite FC) at G = {grid['G'][1]:.4g}, {grid['G'][2]:.4g}: "
+            "2 of 3 scanned points skipped") in err
+    assert "no usable fit" in err
 
 
 @pytest.mark.parametrize(
@@ -574,16 +579,13 @@ def test_bad_run_splits(args, message, capsys, tmp_path):
     assert not (tmp_path / "fit").exists()
 
 
-def _split_seen(argv, monkeypatch) -> tuple:
+def _split_seen(argv) -> tuple:
     """The data and TR ``netdyn fit argv`` would fit, without simulating."""
-    seen = []
-    monkeypatch.setattr(_fit_command, "_run",
-                        lambda args, out, data, *rest: seen.append((data, args.tr)) or 0)
-    assert nd.cli.main(argv) == 0
-    return seen[0]
+    planned = nd.cli.plan(argv)
+    return planned.data, planned.options.tr
 
 
-def test_own_bold_files_and_their_tr(tmp_path, monkeypatch, capsys):
+def test_own_bold_files_and_their_tr(tmp_path, capsys):
     data = nd.datasets.load("hcp")
     bold = np.asarray(data.bold)[:, :300]
     files = []
@@ -595,7 +597,7 @@ def test_own_bold_files_and_their_tr(tmp_path, monkeypatch, capsys):
         files.append(str(path))
     argv = ["fit", "--bold", *files, "--duration", "20000", "--heldout-duration", "20000",
             "--burn-in", "20000", "--out", str(tmp_path / "fit"), "--train-runs", "1,3"]
-    fit_data, tr = _split_seen(argv, monkeypatch)
+    fit_data, tr = _split_seen(argv)
     assert tr == 2000.0  # from the sidecars' RepetitionTime (s)
     assert fit_data.train_runs == (1, 3) and fit_data.test_runs == (2,)
     expected = np.mean([np.corrcoef(bold[i].T) for i in (0, 2)], axis=0)
@@ -608,15 +610,11 @@ def test_own_bold_files_and_their_tr(tmp_path, monkeypatch, capsys):
     assert "short.npy" in err and "79 regions" in err and "80" in err
 
 
-def test_fcd_term_from_the_training_runs(tmp_path, monkeypatch, capsys):
+def test_fcd_term_from_the_training_runs(tmp_path, capsys):
     # The FCD target is the training runs' FCD values, pooled, with the window in TRs.
-    seen = []
-    monkeypatch.setattr(_fit_command, "_run",
-                        lambda args, out, data, net, loss_fn, *rest: seen.append(loss_fn) or 0)
     argv = [*TINY, "--out", str(tmp_path / "fit"), "--fcd-weight", "0.5", "--fcd-window", "5",
             "--fcd-step", "2", "--train-runs", "2,3"]
-    assert nd.cli.main(argv) == 0
-    loss_fn = seen[0]
+    loss_fn = nd.cli.plan(argv).loss
     assert loss_fn.fcd_window == (5, 2) and loss_fn.fcd_weight == 0.5
     assert loss_fn.fcd_metric == "ks"
     bold = np.asarray(nd.datasets.load("hcp").bold)
@@ -645,51 +643,52 @@ def test_heterogeneous_hopf_bifurcation_parameter_along_maps():
 
 
 def test_global_parameters_step_slower_beside_regional_ones():
-    # With per-region input gains, G and sigma step at GLOBAL_STEP of --lr; alone, or
-    # with only global parameters, everything steps at --lr (the default fit unchanged).
-    from netdyn._cli._model import GLOBAL_STEP, _scale_leaves, step_scales
-
-    for fit, expected in [("G,sigma,input-gain", (GLOBAL_STEP, GLOBAL_STEP, 1.0)),
-                          ("G,sigma", None), ("input-gain", None)]:
-        _, where, net, _ = _selected("--model", "rww-ei-fic", "--fit", fit)
-        assert step_scales(where, net) == expected, fit
-    updates = [jnp.ones(()), jnp.ones(3)]
-    scaled, _ = _scale_leaves((0.2, 1.0)).update(updates, None)
-    assert float(scaled[0]) == 0.2 and np.all(np.asarray(scaled[1]) == 1.0)
-
-
-def test_gradient_check_moves_parameters_that_start_at_zero(monkeypatch):
-    # Map coefficients and input log-gains start at 0: the check's direction must still
-    # move them (by an absolute step), not only G and sigma. No simulation: the check is
-    # intercepted.
-    args, where, net, _ = _selected("--model", "rww-ei-fic", "--fit",
-                                    "G,sigma,I_o:maps,input-gain", "--quiet")
-    seen = {}
-
-    def fake_check(loss_fn, model, where, *, key, direction, step):
-        seen["direction"] = direction
-        return nd.GradientCheck(gradient=1.0, finite_difference=1.0,
-                                finite_difference_half=1.0, step=step, direction=direction,
-                                relative_error=0.0, settled=True, agree=True)
-
-    monkeypatch.setattr(_fit_command, "check_gradient", fake_check)
-    unused = nd.FcLoss(np.eye(80), nd.Heun(), nd.Raw(period=1.0), duration=10.0)
-    _fit_command._gradient_check(args, unused, net, where, None)
-    G, sigma, coefficients, gains = (np.asarray(d) for d in seen["direction"])
-    assert G != 0 and sigma != 0
-    assert coefficients.shape == (2,) and np.all(coefficients != 0)
-    assert gains.shape == (80,) and np.all(gains != 0)
+    # With per-region input gains, G and sigma step at a fraction of --lr; alone, or with
+    # only global parameters, everything steps at --lr (the default fit unchanged).
+    options = ["--model", "rww-ei-fic", "--redraw"]  # --redraw: plain Adam, no backtracking
+    regional = nd.cli.plan(["fit", *options, "--fit", "G,sigma,input-gain"])
+    slow = regional.step_scales[0]
+    assert regional.step_scales == (slow, slow, 1.0) and 0 < slow < 1
+    for fit in ("G,sigma", "input-gain"):
+        assert nd.cli.plan(["fit", *options, "--fit", fit]).step_scales is None, fit
+    # The optimizer applies them: Adam's first step on equal gradients, G's against a gain's.
+    params = regional.where(regional.network)
+    grads = tuple(jnp.ones_like(x) for x in params)
+    with jax.numpy_dtype_promotion("standard"):  # optax's bias correction: float ** int32
+        updates, _ = regional.optimizer.update(grads, regional.optimizer.init(params), params)
+    np.testing.assert_allclose(float(updates[0]) / np.asarray(updates[2]), slow, rtol=1e-12)
 
 
-def test_interval_line_names_each_maps_coefficient_and_says_when_it_holds_zero():
-    from netdyn._cli._uncertainty import uncertainty_line
+def test_summary_command_prints_what_the_fit_printed(finished, capsys):
+    out, _, printed, _ = finished
+    assert nd.cli.main(["summary", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("netdyn fit: ") and shown in printed
 
-    u = {"valid": True, "level": 0.95, "noise_keys": 4, "runs_left_out": [1, 2], "seconds": 3,
-         "names": ["coupling.G", "noise.sigma", "x.coefficients[0]", "x.coefficients[1]"],
-         "values": [0.47, 1e-3, -0.001, 0.2], "lower": [0.4, None, -0.2, 0.1],
-         "upper": [0.55, None, 0.2, 0.3], "constrained": [True, False, True, True],
-         "sloppy": [], "profile": None}
-    line = uncertainty_line(u, ["in-strength", "fc-gradient"])
+
+def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finished, tmp_path,
+                                                                         capsys):
+    run = tmp_path / "run"
+    shutil.copytree(finished[0], run)
+    params = json.loads((run / "params.json").read_text())
+    params["uncertainty"] = {
+        "valid": True, "level": 0.95, "noise_keys": 4, "runs_left_out": [1, 2], "seconds": 3,
+        "names": ["coupling.G", "noise.sigma", "x.coefficients[0]", "x.coefficients[1]"],
+        "values": [0.47, 1e-3, -0.001, 0.2], "lower": [0.4, None, -0.2, 0.1],
+        "upper": [0.55, None, 0.2, 0.3], "constrained": [True, False, True, True],
+        "sloppy": [], "profile": None}
+    params["maps"] = {"names": ["in-strength", "fc-gradient"], "parameters": ["x"]}
+    (run / "params.json").write_text(json.dumps(params))
+    assert nd.cli.main(["summary", str(run)]) == 0
+    line = capsys.readouterr().out
     assert "x.coefficients[0] (in-strength) -0.001 [-0.2, 0.2] (holds 0" in line
     assert "x.coefficients[1] (fc-gradient) 0.2 [0.1, 0.3].\n" in line
     assert "noise.sigma 0.001 (not constrained by the data: no interval)" in line
+
+
+def test_summary_of_a_folder_without_a_finished_fit(tmp_path, capsys):
+    (tmp_path / "params.json").write_text("{}")
+    err = _fail(["summary", str(tmp_path)], capsys)
+    assert "params.json: not a netdyn params.json" in err
+    err = _fail(["summary", str(tmp_path / "nothing")], capsys)
+    assert "nothing/params.json: no such file" in err

@@ -7,6 +7,7 @@ thread at random moments. The fits are tiny (4 regions, 6 steps of 2.2 s of BOLD
 in this process after one warm-up run, so that a run takes well under a second.
 """
 
+import builtins
 import contextlib
 import errno
 import hashlib
@@ -31,9 +32,6 @@ import optax
 import pytest
 
 import netdyn as nd
-from netdyn._cli import _fit_command
-from netdyn._cli._run_folder import read_scan
-from netdyn._fit import atomic, interrupt
 
 STEPS = 6
 
@@ -59,9 +57,10 @@ def _argv(folder: Path, out: Path, *extra: str, every: int = 100) -> list[str]:
             "--checkpoint-every", str(every), "--out", str(out), *extra]
 
 
-def _run(argv) -> tuple[int, str]:
-    """``nd.cli.main(argv)``: its exit status and stderr (a ``SystemExit`` gives its code)."""
-    err = io.StringIO()
+def _run(argv, err: io.StringIO | None = None) -> tuple[int, str]:
+    """``nd.cli.main(argv)``: its exit status and stderr (a ``SystemExit`` gives its code),
+    written to ``err`` (default: a new ``io.StringIO``)."""
+    err = io.StringIO() if err is None else err
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         try:
             rc = nd.cli.main(argv)
@@ -108,7 +107,7 @@ def _ctrl_c():
 
 
 def test_ctrl_c_waits_for_the_next_check():
-    with interrupt.deferred() as stop:
+    with nd.defer_interrupts() as stop:
         _ctrl_c()
         _ctrl_c()  # a double press: one request
         time.sleep(0.01)  # (the handler runs; nothing is raised)
@@ -118,9 +117,18 @@ def test_ctrl_c_waits_for_the_next_check():
 
 
 def test_ctrl_c_again_after_the_grace_stops_at_once(monkeypatch):
-    monkeypatch.setattr(interrupt, "GRACE", 0.0)
-    with interrupt.deferred(), pytest.raises(KeyboardInterrupt):
+    # The clock that times the presses, moved on by hand: the grace is 2 s.
+    now = [time.monotonic()]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    with nd.defer_interrupts() as stop:
         _ctrl_c()
+        now[0] += 1.9
+        _ctrl_c()  # within the grace: the same request, nothing raised
+        time.sleep(0.01)
+        stop.dismiss()
+    with nd.defer_interrupts(), pytest.raises(KeyboardInterrupt):
+        _ctrl_c()
+        now[0] += 2.1
         _ctrl_c()  # the first not yet acted on: this one raises here
         time.sleep(0.01)
 
@@ -128,14 +136,14 @@ def test_ctrl_c_again_after_the_grace_stops_at_once(monkeypatch):
 def test_request_not_acted_on_is_passed_on_at_the_end():
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
-        with interrupt.deferred() as outer:
-            with interrupt.deferred() as inner:  # nested: the same requests
+        with nd.defer_interrupts() as outer:
+            with nd.defer_interrupts() as inner:  # nested: the same requests
                 assert inner is outer
                 _ctrl_c()
             time.sleep(0.01)
         pytest.fail("not reached: the request is raised when the block ends")
     assert signal.getsignal(signal.SIGINT) is before
-    with interrupt.deferred() as stop:
+    with nd.defer_interrupts() as stop:
         _ctrl_c()
         time.sleep(0.01)
         stop.dismiss()  # dropped: nothing raised
@@ -326,19 +334,22 @@ class _FullFile:
 
 
 def _full_disk_for(monkeypatch, name: str, after: int = 0) -> None:
-    """Writes of the file ``name`` (through ``write_atomic``) fail once ``after`` of them
-    have succeeded."""
+    """Files opened for writing whose name holds ``name`` (netdyn writes ``name`` to a
+    temporary file, ``.NAME.tmpPID``, then renames it) are on a full disk once ``after`` of
+    them have been opened."""
     count = [0]
+    real_open = builtins.open
 
-    def fake_open(path, mode="r", *args, **kwargs):
-        f = open(path, mode, *args, **kwargs)
-        if Path(path).name.startswith(f".{name}.tmp"):
+    def fake_open(file, mode="r", *args, **kwargs):
+        f = real_open(file, mode, *args, **kwargs)
+        if (isinstance(file, (str, os.PathLike)) and "w" in mode
+                and name in Path(file).name):
             count[0] += 1
             if count[0] > after:
                 return _FullFile(f)
         return f
 
-    monkeypatch.setattr(atomic, "open", fake_open, raising=False)
+    monkeypatch.setattr(builtins, "open", fake_open)
 
 
 def _temps(out: Path) -> list[str]:
@@ -417,47 +428,82 @@ def test_forged_checkpoint_step_names_the_file(tiny, field, value):
     shutil.rmtree(out)
 
 
+def _scanning_G(folder: Path, finished: Path, out: Path, scan: dict) -> list[str]:
+    """A copy of the fit ``finished`` in ``out`` as if it had scanned G (3 values, no --G)
+    and written ``scan``: the command line that resumes it."""
+    shutil.copytree(finished, out)
+    saved = json.loads((out / "settings.json").read_text())
+    saved["settings"].update(G=None, grid=3)
+    (out / "settings.json").write_text(json.dumps(saved))
+    (out / "scan.json").write_text(json.dumps(scan))
+    argv = _argv(folder, out, "--quiet", "--resume")
+    at = argv.index("--G")
+    del argv[at : at + 2]
+    argv[argv.index("--grid") + 1] = "3"
+    return argv
+
+
+def _scan() -> dict:
+    return {"start": 0.2, "bracket": [0.1, 0.3], "target_mean_fc": 0.3,
+            "grid": {"G": [0.1, 0.3], "loss": [1.0, None], "mean_fc": [0.2, 0.4],
+                     "stage": ["scan", "scan"]}}
+
+
+def test_scan_with_a_diverged_point_is_read_back(tiny):
+    # (The tiny fits give --G: only a fit that scans G reads scan.json back on --resume.)
+    # A null loss (a diverged point, NaN when written) is valid.
+    folder, finished, _ = tiny
+    out = folder / "scanned"
+    rc, err = _run(_scanning_G(folder, finished, out, _scan()))
+    assert rc == 0 and "Traceback" not in err, err
+    assert json.loads((out / "params.json").read_text())["grid"] == _scan()["grid"]
+    shutil.rmtree(out)
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda s: s.update(start="x"), "start must be null or a number"),
     (lambda s: s.update(bracket=[0.1]), "bracket must be null or two numbers"),
     (lambda s: s["grid"].update(loss=[1.0]), "grid.loss must be a list of numbers"),
     (lambda s: s.pop("grid"), "grid.G must be a list of numbers"),
 ])
-def test_forged_scan_names_the_file(tmp_path, edit, message):
-    # (The tiny fits give --G: only a fit that scans G reads scan.json back on --resume.)
-    scan = {"start": 0.2, "bracket": [0.1, 0.3], "target_mean_fc": 0.3,
-            "grid": {"G": [0.1, 0.3], "loss": [1.0, None], "mean_fc": [0.2, 0.4],
-                     "stage": ["scan", "scan"]}}
-    (tmp_path / "scan.json").write_text(json.dumps(scan))
-    assert np.isnan(read_scan(tmp_path)["grid"]["loss"][1])  # null: NaN when written
+def test_forged_scan_names_the_file(tiny, edit, message):
+    folder, finished, _ = tiny
+    out = folder / "forged-scan"
+    scan = _scan()
     edit(scan)
-    (tmp_path / "scan.json").write_text(json.dumps(scan))
-    with pytest.raises(ValueError, match=f"{re.escape(str(tmp_path / 'scan.json'))}: "
-                                         f"{message}"):
-        read_scan(tmp_path)
+    rc, err = _run(_scanning_G(folder, finished, out, scan))
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{out / 'scan.json'}: {message}" in err
+    shutil.rmtree(out)
 
 
 # --- --remat on --resume -------------------------------------------------------------
 
 
-def test_remat_may_change_on_resume_and_is_recorded(tiny, monkeypatch):
+class _CtrlCOn(io.StringIO):
+    """A stderr that sends this process Ctrl-C as ``text`` is first written to it."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def write(self, s):
+        if self.text is not None and self.text in s:
+            self.text = None
+            _ctrl_c()
+        return super().write(s)
+
+
+def test_remat_may_change_on_resume_and_is_recorded(tiny):
     """Steps before the resume are kept as recorded; those after it are computed with the
     new --remat, equal in exact arithmetic and here to rounding; settings.json and
     params.json say at which step --remat changed."""
     folder, finished, _ = tiny
     out = folder / "remat"
-    argv = _argv(folder, out, "--quiet")
-    real_fit = _fit_command.fit
-
-    def interrupted_at_step_2(*args, **kwargs):
-        def callback(row):
-            if row["step"] == 1:
-                _ctrl_c()
-        return real_fit(*args, **kwargs, callback=callback)
-
-    monkeypatch.setattr(_fit_command, "fit", interrupted_at_step_2)
-    assert _run(argv)[0] == 130
-    monkeypatch.setattr(_fit_command, "fit", real_fit)
+    argv = _argv(folder, out)
+    # Ctrl-C as the progress line shows step 2: the fit stops after it, saved.
+    rc, err = _run(argv, _CtrlCOn(f" step 2/{STEPS} "))
+    assert rc == 130 and nd.saved_steps(out / "checkpoint.eqx") == (2, STEPS), err
     changed = [a if a != "none" else "uniform:100" for a in argv]
     assert _run([*changed, "--resume"])[0] == 0
     record = [{"at_step": 2, "changed": {"remat": "uniform:100"}}]

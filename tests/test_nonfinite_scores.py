@@ -8,9 +8,12 @@ import math
 import zlib
 from unittest import mock
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from toy_networks import hopf
 
 import netdyn as nd
 
@@ -171,3 +174,19 @@ def test_whole_fc_loss_of_a_non_finite_signal(fcd_metric):
         x = _signal(rng)
         _check(f"FcLoss, {fcd_metric} FCD term", lambda s: _whole_loss(s, fcd_metric), True,
                (x,), (_spoil_signal(rng, x),))
+
+
+def test_a_burn_in_that_diverges_gives_a_nan_loss_not_an_error(getkey):
+    # Stuart-Landau nodes have no bound: at G = 50 the delayed diffusive coupling drives
+    # them to inf within the burn-in. A fit must see a non-finite loss (and say it
+    # diverged), not a runtime error about the state the measured run starts from.
+    net = hopf(4, 0, G=50.0, a=-0.05, omega=0.06, sigma=0.01, max_delay=5.0)
+    loss = nd.FcLoss(np.eye(4), nd.Heun(), nd.Raw(period=5.0, variables=("x",)),
+                     duration=200.0, burn_in=400.0)
+
+    def at(G):
+        return loss(eqx.tree_at(lambda n: n.coupling.G, net, G), getkey())[0]
+
+    value, grad = jax.value_and_grad(at)(jnp.asarray(50.0))
+    assert np.isnan(float(value)) and not np.isfinite(float(grad))
+    assert np.isfinite(float(at(jnp.asarray(0.01))))  # the same run at a calm coupling

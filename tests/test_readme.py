@@ -74,7 +74,7 @@ def test_readme_main_command_is_the_console_script():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     bash = [line.strip() for block in _blocks("bash") for line in block.splitlines()]
     commands = {shlex.split(line)[0] for line in bash if line}
-    assert "netdyn" in commands and scripts["netdyn"] == "netdyn._cli:main"
+    assert "netdyn" in commands and scripts["netdyn"] == "netdyn.cli:main"
 
 
 def test_readme_example_runs_and_matches_the_empirical_fc(capsys):

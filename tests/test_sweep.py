@@ -1,6 +1,7 @@
 """``nd.sweep``: equal to a Python loop over the grid, and to itself sharded across devices."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,7 +141,7 @@ def test_bad_input_raises_naming_the_argument(kwargs, match):
         nd.sweep(fn, net, **kwargs)
 
 
-def test_automatic_batch_fits_the_memory_budget(monkeypatch):
+def test_automatic_batch_fits_the_memory_budget(monkeypatch, capsys):
     # A budget that holds the program for a few grid points but not the whole grid: the
     # sweep must split the grid into batches (each within the budget, by XLA's memory
     # analysis) and still give the results of a Python loop, point by point.
@@ -156,23 +157,41 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch):
 
     want = _loop(fn, net, where, values)
     tree_allclose(nd.sweep(fn, net, values, where=where), want, **CLOSE)
-    chosen = []
-    real = nd._sweep.fitting_batch
+    # The memory of each program the sweep compiles, by XLA's memory analysis (per device:
+    # its arguments, outputs and temporaries, less the outputs that reuse arguments).
+    measured = []
+    analysis = jax.stages.Compiled.memory_analysis
 
-    def spy(compile_at, n_points, n_devices, budget):
-        batch, compiled = real(compile_at, n_points, n_devices, budget)
-        chosen.append((compile_at, batch, nd._device_memory.program_bytes(compiled.compiled)))
-        return batch, compiled
+    def spy(compiled):
+        m = analysis(compiled)
+        measured.append(m.argument_size_in_bytes + m.output_size_in_bytes
+                        + m.temp_size_in_bytes - m.alias_size_in_bytes)
+        return m
 
-    monkeypatch.setattr(nd._sweep, "fitting_batch", spy)
-    tree_allclose(nd.sweep(fn, net, values, where=where, max_bytes=2**40), want, **CLOSE)
-    compile_at, batch, _ = chosen.pop()
-    assert batch == len(values)
-    one, whole = compile_at(1)[1], compile_at(len(values))[1]
+    monkeypatch.setattr(jax.stages.Compiled, "memory_analysis", spy)
+
+    def chosen(max_bytes: int) -> int:
+        """The batch ``nd.sweep`` runs under ``max_bytes`` (its first progress line)."""
+        capsys.readouterr()
+        measured.clear()
+        got = nd.sweep(fn, net, values, where=where, max_bytes=max_bytes, progress=True)
+        tree_allclose(got, want, **CLOSE)
+        first = capsys.readouterr().err.splitlines()[0]
+        return int(re.search(r" batch 1/\d+ \((\d+) points\)", first)[1])
+
+    # The whole grid fits: one batch, compiled once.
+    assert chosen(2**40) == len(values) and len(measured) == 1
+    whole = measured[0]
+    # Not even one point fits: the whole grid, then one point measured, and refused.
+    measured.clear()
+    with pytest.raises(ValueError, match="one grid point per device needs"):
+        nd.sweep(fn, net, values, where=where, max_bytes=1)
+    assert len(measured) == 2 and measured[0] == whole
+    one = measured[1]
     assert whole > one
     budget = int(one + 0.4 * (whole - one))
-    tree_allclose(nd.sweep(fn, net, values, where=where, max_bytes=budget), want, **CLOSE)
-    _, batch, need = chosen.pop()
-    assert 1 < batch < len(values) and need <= budget
+    batch = chosen(budget)
+    # (The program run is the last one measured: the batch that fits.)
+    assert 1 < batch < len(values) and measured[-1] <= budget
     with pytest.raises(ValueError, match="one grid point per device needs"):
         nd.sweep(fn, net, values, where=where, max_bytes=one - 1)

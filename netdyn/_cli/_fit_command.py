@@ -17,24 +17,12 @@ from .._fit.errors import FitDivergedError
 from .._fit.fc_loss import FcLoss
 from .._fit.fit import fit
 from .._fit.level_search import level_search
-from .._fit.step import float_dtype
 from .._network import Network
-from .._observation.runs import pooled_fcd_values, runs_fc, score_runs
-from .._solver.heun import Heun
+from .._observation.runs import runs_fc, score_runs
 from ._atomic import write_json
-from ._checks import check_numbers
-from ._data import FitData, load_data
-from ._maps import read_maps
-from ._model import (
-    MODELS,
-    model_defaults,
-    network,
-    optimizer,
-    remat,
-    selection,
-    step_scales,
-    with_G,
-)
+from ._data import FitData
+from ._model import MODELS, with_G
+from ._plan import FitPlan, fcd_samples, plan_options
 from ._report import (
     cautions,
     diverged_message,
@@ -83,17 +71,6 @@ def _signals(loss_fn: FcLoss, model, key):
 def _scan_point(loss_fn: FcLoss, model, key):
     loss, metrics = loss_fn(model, key)
     return loss, metrics["mean_fc"]
-
-
-def fcd_samples(args) -> tuple[int, int]:
-    """The FCD window and step in samples (TRs): ``--fcd-window``/``--fcd-step``, else
-    60 s and 2 s in whole TRs."""
-    window = args.fcd_window if args.fcd_window is not None else max(2, round(60_000 / args.tr))
-    step = args.fcd_step if args.fcd_step is not None else max(1, round(2_000 / args.tr))
-    if window < 2 or step < 1:
-        raise ValueError(f"--fcd-window must be >= 2 and --fcd-step >= 1 TRs, got {window} "
-                         f"and {step}.")
-    return window, step
 
 
 def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
@@ -145,32 +122,6 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
     return scan
 
 
-def _losses(args, data: FitData, monitor) -> tuple[FcLoss, FcLoss]:
-    """The fit's loss and the held-out check's."""
-    fcd = {}
-    if args.fcd_weight > 0:
-        if data.train is None:
-            raise ValueError("--fcd-weight needs BOLD runs to fit (--bold or a dataset with "
-                             "runs, and --train-runs).")
-        window, step = fcd_samples(args)
-        samples = round(args.duration / args.tr)
-        if window > samples:
-            raise ValueError(f"--fcd-weight: the FCD window ({window} TRs, --fcd-window) is "
-                             f"longer than each simulated run ({samples} TRs, --duration "
-                             f"{args.duration:g} ms): lengthen --duration or shorten the "
-                             "window.")
-        fcd = {"fcd_target": pooled_fcd_values(data.train, window, step,
-                                               "--fcd-window: the training runs"),
-               "fcd_window": (window, step), "fcd_weight": args.fcd_weight, "fcd_metric": "ks"}
-    loss_fn = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
-                     duration=args.duration, dt=args.dt, metric=args.loss,
-                     burn_in=args.burn_in, realisations=args.realisations,
-                     burn_in_gradient=args.burn_in_gradient, **fcd)
-    heldout_fn = loss_fn.replace(duration=args.heldout_duration,
-                                 realisations=args.heldout_realisations)
-    return loss_fn, heldout_fn
-
-
 def _start(args, out: Path, net, loss_fn, key) -> dict | None:
     """The scan of G (run now, or that of the run resumed), ``None`` without a scan."""
     fitted = {spec.partition(":")[0].strip() for spec in args.fit.split(",")}
@@ -185,14 +136,7 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
 
 def fit_command(args, argv: Sequence[str]) -> int:
     """Run ``netdyn fit`` (``argv``: its command line, for the hints); the exit status."""
-    data = load_data(args)  # first: it sets --tr from the runs when not given
-    model_defaults(args)
-    check_numbers(args)
-    fcd_samples(args)
-    net, monitor = network(args, data.weights, data.lengths)  # built once
-    maps = read_maps(args.maps, data.weights, data.target) if ":maps" in args.fit else None
-    fitted = selection(args, net, maps)  # once: --fit checked before anything is written
-    loss_fn, heldout_fn = _losses(args, data, monitor)
+    planned = plan_options(args)  # --fit and every file checked before anything is written
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
         done, total = checkpoint_steps(out)
@@ -201,7 +145,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
               + (f", continuing at step {done + 1}." if done < total else
                  "; evaluating its result again."), flush=True)
     try:
-        return _run(args, out, data, fitted, loss_fn, heldout_fn, maps)
+        return _run(out, planned)
     except OSError as e:
         # A full disk: name the file, and say what the checkpoint still holds.
         raise ValueError(_unwritten(e, out, argv)) from None
@@ -227,11 +171,10 @@ def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
             f"once it can be written, continue with: {resume_command(argv)}")
 
 
-def _run(args, out: Path, data: FitData, fitted: tuple, loss_fn, heldout_fn, maps) -> int:
-    """The scan, the fit, the held-out check and the results (``fitted``: ``selection``'s
-    ``(where, bounds, network)``); Ctrl-C is acted on between these (and between the
-    scan's simulations and the fit's steps: ``interrupt``)."""
-    where, bounds, net = fitted
+def _run(out: Path, planned: FitPlan) -> int:
+    """The scan, the fit, the held-out check and the results; Ctrl-C is acted on between
+    these (and between the scan's simulations and the fit's steps: ``interrupt``)."""
+    args, data, net, where, bounds, maps, loss_fn, heldout_fn, _, opt = planned
     interrupt.check()
     key = jax.random.key(args.seed)
     if not args.quiet:
@@ -257,7 +200,7 @@ def _run(args, out: Path, data: FitData, fitted: tuple, loss_fn, heldout_fn, map
     interrupt.check()
     try:
         fitted, history = fit(
-            net, loss_fn, optimizer(args.lr, args.steps, args.redraw, step_scales(where, net)),
+            net, loss_fn, opt,
             where=where, bounds=bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
@@ -319,16 +262,11 @@ def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
     value (a relative step of 1.5e-3: smaller steps meet the loss's roughness near the
     bifurcation; values that start at 0, such as map coefficients and input log-gains,
     take an absolute step of that size), printed when the two disagree."""
-    leaves = [np.asarray(x) for x in where(net)]
-    rng = np.random.default_rng(args.seed)
-    r = [rng.normal(size=x.shape) for x in leaves]
-    norm = np.sqrt(sum(float(np.sum(v * v)) for v in r))
-    direction = tuple(jnp.asarray(np.where(x != 0, x, 1.0) * v / norm, float_dtype())
-                      for x, v in zip(leaves, r))
     if not args.quiet:
         print("netdyn fit: checking the gradient at the start against finite differences "
               "...", flush=True)
-    c = check_gradient(loss_fn, net, where, key=key, direction=direction, step=1.5e-3)
+    c = check_gradient(loss_fn, net, where, key=key, seed=args.seed, relative=True,
+                       step=1.5e-3)
     out = {"gradient": c.gradient, "finite_difference": c.finite_difference_half,
            "finite_difference_2h": c.finite_difference, "relative_step": c.step,
            "relative_error": c.relative_error, "settled": c.settled, "agree": c.agree}

@@ -3,12 +3,14 @@
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import jax
 
 from .._fit import interrupt
 from ._fit_command import fit_command
 from ._parser import build_parser
+from ._report import finished_summary
 
 
 def _one_line(e: BaseException) -> str:
@@ -61,15 +63,16 @@ def _command(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     # The command owns its process: simulate in float64, as the library's tests do.
     jax.config.update("jax_enable_x64", True)
-    if args.command == "fit":
-        try:
-            return fit_command(args, argv)
-        except (ValueError, OSError) as e:
-            # Bad options, unreadable or corrupt files (checkpoints included), an unwritable
-            # --out or a full disk: said in one line, not a traceback.
-            parser.exit(2, f"netdyn fit: error: {_one_line(e)}\n")
-        except KeyboardInterrupt:
-            # Before the fit started (the fit command handles it from there on).
-            print("netdyn fit: interrupted.", file=sys.stderr)
-            return 130
-    return 2  # pragma: no cover - argparse requires a command
+    try:
+        if args.command == "summary":
+            print(finished_summary(Path(args.out)))
+            return 0
+        return fit_command(args, argv)
+    except (ValueError, OSError) as e:
+        # Bad options, unreadable or corrupt files (checkpoints included), an unwritable
+        # --out or a full disk: said in one line, not a traceback.
+        parser.exit(2, f"netdyn {args.command}: error: {_one_line(e)}\n")
+    except KeyboardInterrupt:
+        # Before the fit started (the fit command handles it from there on).
+        print(f"netdyn {args.command}: interrupted.", file=sys.stderr)
+        return 130

@@ -157,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --burn-in 0: initial ms of BOLD discarded (default 0)")
     add_fit_options(p)
     add_output_options(p)
+    shown = sub.add_parser(
+        "summary", help="print again what a finished fit found (from DIR/params.json)",
+        description="Print the closing lines of a finished `netdyn fit` (its parameters "
+        "with their intervals, scores and cautions), read from DIR/params.json.")
+    shown.add_argument("out", metavar="DIR", help="the results folder of a finished fit")
     return parser
 
 

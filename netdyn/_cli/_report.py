@@ -8,6 +8,7 @@ and ``--sigma``.
 
 import contextlib
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -245,6 +246,22 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
         + (", fit.png" if plotted else "")
     )
+
+
+def finished_summary(out: Path) -> str:
+    """``summary`` of the finished fit in ``out``, from its ``params.json`` (``netdyn
+    summary DIR``)."""
+    path = out / "params.json"
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file: {out} holds no finished netdyn fit.") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a netdyn params.json ({e.msg}).") from None
+    try:
+        return summary(out, result, (out / "fit.png").is_file())
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a netdyn params.json (no {e}).") from None
 
 
 def diverged_message(args, e: FitDivergedError, out: Path) -> str:

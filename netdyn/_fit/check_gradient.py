@@ -49,6 +49,7 @@ def check_gradient(
     step: float = 1e-4,
     rtol: float = 0.05,
     seed: int = 0,
+    relative: bool = False,
 ) -> GradientCheck:
     r"""Check the gradient of ``loss_fn`` with respect to the leaves ``where`` selects
     against central finite differences along one direction.
@@ -79,6 +80,11 @@ def check_gradient(
     - ``key``: the noise key of every evaluation.
     - ``direction``: ``None`` (random, unit norm) or arrays shaped as the leaves (a tuple
       for several), used as given.
+    - ``relative``: with ``direction=None``, scale the random unit direction by each
+      value, $d_i = \theta_i u_i$ ($u_i$ where $\theta_i = 0$): $h$ is then a relative
+      step, for values of different scales (a coupling near 0.2, a noise level near
+      1e-3), and values that start at 0 (map coefficients, log-gains) still move, by an
+      absolute step.
     - ``step``: $h > 0$, in the leaves' units along $d$.
     - ``rtol``: the relative error below which the two ``agree``.
 
@@ -95,8 +101,15 @@ def check_gradient(
         rng = np.random.default_rng(seed)
         d = [rng.normal(size=x.shape) for x in leaves]
         norm = np.sqrt(sum(float(np.sum(v * v)) for v in d))
-        d = [v / norm for v in d]
+        if relative:
+            d = [np.where(x != 0, x, 1.0) * v / norm
+                 for x, v in zip((np.asarray(x) for x in leaves), d)]
+        else:
+            d = [v / norm for v in d]
     else:
+        if relative:
+            raise ValueError("check_gradient: relative=True scales the random direction; "
+                             "give either a direction or relative=True, not both.")
         d = list(direction) if several else [direction]
         if len(d) != len(leaves) or any(np.shape(v) != x.shape for v, x in zip(d, leaves)):
             raise ValueError("check_gradient direction must have the shapes of where(model): "

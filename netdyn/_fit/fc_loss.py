@@ -24,6 +24,7 @@ from .._observation.summary import fc_summary
 from .._parameterisation._base import resolve_parameters
 from .._simulate._arguments import check_key
 from .._simulate.simulate import simulate
+from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 from .._validate import finite_array, flag, number, one_of, real_array
 
@@ -85,6 +86,19 @@ def _check_memory(realisations: int, samples: int, nodes: int, itemsize: int) ->
                f"FcLoss realisations={realisations} would hold",
                f"monitored samples ({realisations} runs x {samples} samples x {nodes} nodes "
                f"x {itemsize} bytes)", ": use fewer realisations or a shorter duration.")
+
+
+def _restartable(state: SimulationState) -> tuple[SimulationState, jax.Array]:
+    """A burn-in's end state, with zeros in place of a diverged one (NaN or inf), and
+    whether it was finite: the run from a diverged burn-in is then NaN, as a diverged
+    run's own signal is, and a fit sees a non-finite loss instead of a runtime error."""
+    finite = jnp.all(jnp.isfinite(state.y))
+    if state.buffer is not None:
+        finite = finite & jnp.all(jnp.isfinite(state.buffer))
+    state = eqx.tree_at(lambda s: s.y, state, jnp.where(finite, state.y, 0))
+    if state.buffer is not None:
+        state = eqx.tree_at(lambda s: s.buffer, state, jnp.where(finite, state.buffer, 0))
+    return state, finite
 
 
 def _frozen(tree):
@@ -275,10 +289,10 @@ class FcLoss(eqx.Module):
             freeze = (lambda tree: tree) if self.burn_in_gradient else _frozen
             warm = simulate(freeze(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
                             monitors=monitors, key=key, batch_last=batch_last)
-            t0, history = burn_in, freeze(warm.final)
+            t0, (history, finite) = burn_in, _restartable(freeze(warm.final))
         sol = simulate(network, self.solver, t0=t0, t1=t0 + self.duration, dt=self.dt,
                        monitors=monitors, key=key, history=history, batch_last=batch_last)
-        x = sol["signal"]
+        x = sol["signal"] if history is None else jnp.where(finite, sol["signal"], jnp.nan)
         return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
 
     def signals(

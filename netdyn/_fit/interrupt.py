@@ -59,16 +59,39 @@ _active: Interrupts | None = None
 
 
 @contextlib.contextmanager
-def deferred(notice: str | None = None) -> Iterator[Interrupts]:
-    """Within the block, SIGINT (Ctrl-C) is held back until ``check()``.
+def defer_interrupts(notice: str | None = None) -> Iterator[Interrupts]:
+    """Hold Ctrl-C (SIGINT) back to the safe points of a loop of your own.
+
+    Within the block, Ctrl-C only records a request; ``stop.check()``, called where the
+    loop can stop cleanly (after a step and its save), raises it as ``KeyboardInterrupt``:
+    never inside JAX or halfway through writing a file. More presses within 2 s of the
+    first are the same request (a double press); one more than 2 s later, while the first
+    still waits for a check, raises at once. ``stop.dismiss()`` forgets a request not yet
+    acted on (the work it would stop is done).
+
+    ```python
+    with nd.defer_interrupts() as stop:
+        for subject in subjects:
+            fitted, history = nd.fit(...)  # Ctrl-C: stops after its step, saved
+            save(subject, fitted)          # never cut halfway
+            stop.check()                   # Ctrl-C here: KeyboardInterrupt
+    ```
+
+    A fit inside the block (``nd.fit``, ``nd.fit_multistart``) shares its requests:
+    Ctrl-C stops it after the step in progress (``KeyboardInterrupt``), with that step in
+    its checkpoint. Nested blocks share the outermost one's requests. On leaving the
+    outermost block, the previous SIGINT handler comes back and a request not acted on
+    is passed to it (Python's default handler raises ``KeyboardInterrupt`` there),
+    unless the block ends with an exception or called ``dismiss()``.
 
     Only in the main thread, and only over a SIGINT handler set from Python (the default
-    one included): a handler set to ignore SIGINT or to let it kill the process is left
-    alone, and then ``check()`` never raises. Nested blocks share the outermost one's
-    requests. On leaving the outermost block the previous handler comes back (unless the
-    block replaced it) and a request not acted on is passed to it (the default handler
-    raises ``KeyboardInterrupt`` there), unless the block ends with an exception or
-    called ``dismiss()``. ``notice`` is written to stderr at the first Ctrl-C.
+    one included): where SIGINT is ignored or kills the process, it is left alone and
+    ``check()`` never raises.
+
+    **Arguments**: ``notice``, written to stderr at the first Ctrl-C (e.g. "stopping
+    after this subject").
+
+    **Yields** ``stop``, with the methods ``check()`` and ``dismiss()``.
     """
     global _active
     if _active is not None:
@@ -90,6 +113,10 @@ def deferred(notice: str | None = None) -> Iterator[Interrupts]:
     if state.pending:
         state.pending = False
         previous(signal.SIGINT, None)
+
+
+# The name used inside netdyn (the fit loop, the netdyn command).
+deferred = defer_interrupts
 
 
 def check() -> None:
