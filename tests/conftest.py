@@ -5,6 +5,7 @@ from jaxtyping import install_import_hook
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "strict")
+jax.config.update("jax_numpy_rank_promotion", "raise")
 
 # Runtime shape checking of netdyn's annotations.
 with install_import_hook("netdyn", "beartype.beartype"):

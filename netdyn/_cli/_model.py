@@ -91,6 +91,12 @@ def factor(model: str, name: str) -> float:
     return MODELS[model].units.get(name, 1.0)
 
 
+def in_option_units(model: str, name: str, x):
+    """A network value of parameter ``name`` in the units of the command line (the one
+    conversion on the way out; ``with_G`` is the one on the way in)."""
+    return x / factor(model, name.split("[")[0])
+
+
 def model_defaults(args) -> None:
     """Fill the options whose default depends on ``--model`` (``--burn-in``)."""
     if args.burn_in is None:

@@ -16,7 +16,7 @@ import numpy as np
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from ._atomic import write_figure, write_json, write_matrix
-from ._model import MODELS, factor
+from ._model import MODELS, factor, in_option_units
 from ._plot import figure
 from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
@@ -35,7 +35,7 @@ def for_people(history: FitHistory, model: str) -> FitHistory:
     """``history`` with steps numbered from 1 and parameters in the units of the options."""
     return dataclasses.replace(
         history, step=history.step + 1,
-        params={k: v / factor(model, k) for k, v in history.params.items()},
+        params={k: in_option_units(model, k, v) for k, v in history.params.items()},
     )
 
 
@@ -52,7 +52,7 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     used["sigma"] = model.sigma if args.sigma is None else args.sigma
     iu = np.triu_indices(target.shape[0], k=1)
     return {
-        "parameters": {k: value(np.asarray(x) / factor(args.model, k))
+        "parameters": {k: value(in_option_units(args.model, k, np.asarray(x)))
                        for k, x in zip(names, fitted_leaves)},
         "initial": {k: value(history.params[k][0]) for k in names},
         # Network value = value here * factor (netdyn simulates in ms).

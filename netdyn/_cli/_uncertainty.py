@@ -11,7 +11,7 @@ from .._fit.profile import local_profile
 from .._fit.uncertainty import uncertainty
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
-from ._model import factor
+from ._model import factor, in_option_units
 
 HELDOUT_STREAM = 2**31 - 1  # the held-out noise: a stream of the seed no fit step uses
 UNCERTAINTY_STREAM = 2**31 - 2  # the noise keys of the parameters' error bars
@@ -73,10 +73,10 @@ def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, b
     u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys, leave_one_out=leave,
                     bounds=bounds)
     out = u.as_dict()
-    scale = np.array([factor(args.model, name.split("[")[0]) for name in u.names])
     for k in ("values", "noise_sd", "data_sd", "sd", "lower", "upper"):
         if out[k] is not None:
-            out[k] = [None if x is None else x / f for x, f in zip(out[k], scale)]
+            out[k] = [None if x is None else in_option_units(args.model, name, x)
+                      for x, name in zip(out[k], u.names)]
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
                runs_left_out=None if leave is None else list(data.train_runs))
     out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u.hessian, out)

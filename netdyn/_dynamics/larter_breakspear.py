@@ -156,7 +156,7 @@ class LarterBreakspear(AbstractDynamics):
         )
         dW = self.phi * (m_K - W) / self.tau_K
         dZ = self.b * (self.ani * self.Iext + self.aei * V * QV)
-        return self.t_scale * jnp.stack([dV, dW, dZ])
+        return jnp.stack([self.t_scale * dV, self.t_scale * dW, self.t_scale * dZ])
 
     def initial_state(self, n_nodes: int) -> State:
         return constant_state((self.initial_V, self.initial_W, self.initial_Z), n_nodes)

@@ -23,24 +23,24 @@ def weighted_sum(weights, v: Float[Array, "m ..."]) -> Float[Array, "m nodes"]:
     if n_targets == 1:  # depends on the source only: a matrix-vector product
         return jnp.einsum("ij,kj->ki", weights, v[..., 0, :])
     if n_sources == 1:  # depends on the target only
-        return _xla_tricks.row_sums(weights) * v[..., 0]
+        return _xla_tricks.row_sums(weights)[None] * v[..., 0]
     return _edge_sums(weights, v)
 
 
 @jax.custom_jvp
 def _edge_sums(weights, v):
-    return _xla_tricks.row_sums(weights * v)
+    return _xla_tricks.row_sums(weights[None] * v)
 
 
 def _edge_sums_jvp(primals, tangents):
     weights, v = primals
     d_weights, d_v = tangents
-    out = _xla_tricks.row_sums(weights * v)
+    out = _xla_tricks.row_sums(weights[None] * v)
     terms = []
     if not isinstance(d_v, SymbolicZero):
-        terms.append(_xla_tricks.row_sums(weights * d_v))
+        terms.append(_xla_tricks.row_sums(weights[None] * d_v))
     if not isinstance(d_weights, SymbolicZero):
-        terms.append(_xla_tricks.row_sums(d_weights * v))
+        terms.append(_xla_tricks.row_sums(d_weights[None] * v))
     if not terms:
         return out, SymbolicZero(jax.typeof(out).to_tangent_aval())
     # Reverse mode computes the sums' cotangent once per node, not once per edge.
@@ -52,7 +52,7 @@ _edge_sums.defjvp(_edge_sums_jvp, symbolic_zeros=True)
 
 def _flat_rows(index_rows, n_rows: int, n_nodes: int):
     """Positions of ``buffer[rows, j]`` in the buffer viewed as ``[rows * nodes, k]``."""
-    flat = index_rows * n_nodes + jnp.arange(n_nodes, dtype=index_rows.dtype)
+    flat = index_rows * n_nodes + jnp.arange(n_nodes, dtype=index_rows.dtype)[None]
     # Loop-invariant (hoisted out of the time loop by XLA), and it makes the unchecked
     # gather below safe whatever the delays.
     return jnp.clip(flat, 0, n_rows * n_nodes - 1)
@@ -91,5 +91,5 @@ def weighted_sum_batched(weights, v: Float[Array, "m t s batch"]) -> Float[Array
         x = jnp.moveaxis(v[:, 0], 1, 0).reshape(n, m * batch)
         return jnp.moveaxis((weights @ x).reshape(-1, m, batch), 1, 0)
     if n_sources == 1:
-        return _xla_tricks.row_sums(weights)[:, None] * v[:, :, 0]
-    return _xla_tricks.pairwise_sum(weights[:, :, None] * v, axis=2)
+        return _xla_tricks.row_sums(weights)[None, :, None] * v[:, :, 0]
+    return _xla_tricks.pairwise_sum(weights[None, :, :, None] * v, axis=2)

@@ -108,7 +108,7 @@ def weighted_sum(
     blocks: tuple[tuple[int, int], ...],
     chunk_index: Int[Array, "nodes chunks"],
 ) -> Float[Array, "m nodes"]:
-    wv = weights * v
+    wv = weights[None] * v
     partial = [chunk.sum(axis=-1) for chunk in _chunks(wv, blocks)]
     partial.append(jnp.zeros((wv.shape[0], 1), wv.dtype))
     return jnp.concatenate(partial, axis=-1)[:, chunk_index].sum(axis=-1)
@@ -200,7 +200,7 @@ def weighted_sum_batched(
     chunk_index: Int[Array, "nodes chunks"],
 ) -> Float[Array, "m nodes batch"]:
     # ``weighted_sum`` with the batch on the trailing axis: sums over the middle axis.
-    wv = weights[:, None] * v
+    wv = weights[None, :, None] * v
     m, _, batch = wv.shape
     partial = [_xla_tricks.pairwise_sum(chunk, axis=2) for chunk in _chunks(wv, blocks)]
     partial.append(jnp.zeros((m, 1, batch), wv.dtype))

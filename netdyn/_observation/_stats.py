@@ -30,11 +30,11 @@ def standardize(x: Float[Array, "samples columns"]) -> Float[Array, "samples col
     division is guarded by a double ``where``.
     """
     mean = jnp.mean(x, axis=0)
-    centred = x - mean
+    centred = x - mean[None]
     var = jnp.mean(centred * centred, axis=0)
     ok = (jnp.max(x, axis=0) > jnp.min(x, axis=0)) & (var > 0)
     inv_std = jnp.where(ok, 1.0 / jnp.sqrt(jnp.where(ok, var, 1.0)), 0.0)
-    return centred * inv_std
+    return centred * inv_std[None]
 
 
 def safe_sqrt(x: Float[Array, "..."]) -> Float[Array, "..."]:

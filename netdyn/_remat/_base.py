@@ -28,16 +28,10 @@ class AbstractRemat(eqx.Module):
     gradients equal to rounding. An integer >= 1, or ``None`` (the default), resolved at
     trace time from ``jax.default_backend()`` (``nd.default_unroll``):
 
-    - CPU (and any backend but GPU): 1. On the reference workload (84 regions, delays, noise, BOLD;
-      ``benchmarks/unroll.md``) the loop overhead is small next to a step: ``unroll=2``
-      made the forward run ~0.8x as long, but ``unroll >= 4`` made it 1.2-1.4x as long,
-      every ``unroll > 1`` made the ``Uniform(1000)`` gradient 1.5-2.1x slower, and
-      ``unroll=16`` compiled 7-17x longer. ``NoRemat(unroll=2)`` may pay for
-      forward-only sweeps.
-    - GPU: 8, **not measured here**: chosen because an XLA while-loop iteration costs
-      about 8 µs on an H100 against 1-4 µs for a delayed 84-node step, and unrolling
-      (``lax.scan(unroll=10)``) brings the per-iteration cost of a trivial body to
-      0.83 µs. Pass ``unroll=1`` to compile faster.
+    1 on CPU, where the loop overhead is small next to a step and unrolling slows the
+    gradient (``benchmarks/unroll.md``); 8 on GPU, where an XLA while-loop iteration costs
+    more than a small delayed step (``benchmarks/gpu.md``). ``NoRemat(unroll=2)`` may pay
+    for forward-only sweeps on CPU; pass ``unroll=1`` to compile faster.
 
     ``unroll`` lives on the strategy, not on the solver: the strategy owns the shape of
     the time loop (its scans and checkpointed blocks), the solver one step. Every

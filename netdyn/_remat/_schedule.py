@@ -36,13 +36,12 @@ def default_unroll(backend: str | None = None) -> int:
     (see ``nd.AbstractRemat``); a strategy whose ``unroll`` is ``None`` (the default) uses
     this value for the backend it is traced for, ``jax.default_backend()`` at trace time.
 
-    - ``"gpu"``: 8, **not measured**: an XLA while-loop iteration costs about 8 µs on an
-      H100 against 1-4 µs for a delayed 84-node step, and unrolling
-      (``lax.scan(unroll=10)``) brings the per-iteration cost of a trivial body to 0.83 µs.
-    - any other backend (``"cpu"``, ...): 1. On the reference workload
-      (``benchmarks/unroll.md``) the loop overhead is small next to a step: ``unroll >= 4``
-      made the forward run 1.2-1.4x as long, every ``unroll > 1`` made the
-      ``Uniform(1000)`` gradient 1.5-2.1x slower, and ``unroll=16`` compiled 7-17x longer.
+    - ``"gpu"``: 8: a while-loop iteration costs more than a delayed 84-node step there,
+      and unrolling amortises it (measured on an H100, ``benchmarks/gpu.md``; the value 8
+      itself not tuned).
+    - any other backend (``"cpu"``, ...): 1: the loop overhead is small next to a step,
+      and unrolling slows the checkpointed gradient and the compilation
+      (``benchmarks/unroll.md``).
 
     ``backend`` is a platform name as ``jax.default_backend()`` returns it (``"cpu"``,
     ``"gpu"``, ``"tpu"``).

@@ -19,8 +19,8 @@ class MultiLevel(AbstractRemat):
 
     The growth is what holds on every backend; the bytes depend on the compiler's memory
     plan. On XLA:CPU a 2,000-step gradient with ``MultiLevel(4)`` needs fewer temporaries
-    than with ``Uniform(50)``; on an H100 (XLA:GPU) it needed more (134.5 KB against
-    82.6 KB). Measure on the backend you run (``Auto`` does so with XLA's own memory
+    than with ``Uniform(50)``; on an H100 (XLA:GPU) it needed more
+    (``benchmarks/gpu.md``). Measure on the backend you run (``Auto`` does so with XLA's own memory
     analysis).
     """
 

@@ -27,7 +27,8 @@ class Policy(AbstractRemat):
 
     There is no host offloading of the saved values: JAX's offloading policy
     (``save_and_offload_only_these_names``) failed to compile this loop with XLA:GPU
-    (jax 0.11.2, H100), and JAX's newer remat implementation ignores offloading policies.
+    (``benchmarks/gpu.md``), and JAX's newer remat implementation ignores offloading
+    policies.
     """
 
     names: tuple[str, ...] = eqx.field(static=True)

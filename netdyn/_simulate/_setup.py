@@ -70,7 +70,7 @@ def setup(network, solver, *, t0, t1, dt, monitors, key, history) -> Setup:
 
     stimuli = StimulusTerms.build(network.stimulus, dynamics.state_names, graph.n_nodes)
 
-    parts = LoopParts(network, solver, terms, schedule, stimuli, key, start.step0,
+    parts = LoopParts(dynamics, network.noise, solver, terms, schedule, stimuli, key, start.step0,
                       grid.t0, grid.dt, dtype)
     carry = SimulationState(
         start.y0, start.buffer, start.step0, schedule.init(start.y0, grid.dt, start.monitors)

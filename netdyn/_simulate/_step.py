@@ -16,7 +16,7 @@ from ._rows import take_rows
 from ._schedule import MonitorSchedule
 
 
-def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, *,
+def make_step(dynamics, noise, solver, terms: CouplingTerms, schedule: MonitorSchedule, *,
               key, t0: float, dt: float, step0, dtype, stimuli: StimulusTerms | None = None):
     """``step(carry) -> carry``: advance the network by ``dt``.
 
@@ -26,7 +26,7 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
     tagged with ``checkpoint_name`` (``"coupling"``, ``"state"``, ``"history"``,
     ``"monitor"``) for ``Policy`` strategies.
     """
-    advance = make_advance(network, solver, terms, key=key, t0=t0, dt=dt, step0=step0,
+    advance = make_advance(dynamics, noise, solver, terms, key=key, t0=t0, dt=dt, step0=step0,
                            dtype=dtype, stimuli=stimuli)
 
     def step(carry: SimulationState) -> SimulationState:
@@ -44,16 +44,16 @@ def make_step(network, solver, terms: CouplingTerms, schedule: MonitorSchedule, 
     return step
 
 
-def make_advance(network, solver, terms: CouplingTerms, *, key, t0: float, dt: float,
+def make_advance(dynamics, noise, solver, terms: CouplingTerms, *, key, t0: float, dt: float,
                  step0, dtype, stimuli: StimulusTerms | None = None, remat: bool = True):
-    """``advance(y, step, delayed_input) -> y1``: the solver step of the network once the
-    delayed coupling input is read (noise, instantaneous couplings, stimuli, stages).
+    """``advance(y, step, delayed_input) -> y1``: the solver step of the network (its
+    ``dynamics`` and ``noise``, coupled by ``terms``) once the delayed coupling input is
+    read (noise, instantaneous couplings, stimuli, stages).
 
     Written for one network; the batched time loop (``_batched``) runs it under ``vmap``
     with ``remat=False`` (it is never differentiated, and ``jax.checkpoint`` under
     ``vmap`` moves the batch to the leading axis).
     """
-    dynamics, noise = network.dynamics, network.noise
     noise_rows = () if noise is None else noise.rows(dynamics.state_names)
     clip = lambda y: clip_to_bounds(dynamics, y)  # noqa: E731
 
@@ -86,9 +86,10 @@ class LoopParts(eqx.Module):
     """Everything the time loop of one run reads, as one pytree (``_loop``'s boundary
     passes its arrays explicitly, as ``custom_vmap`` and ``custom_jvp`` require)."""
 
-    network: Any
+    dynamics: Any
+    noise: Any
     solver: Any
-    terms: CouplingTerms
+    terms: CouplingTerms  # the couplings with the graph
     schedule: MonitorSchedule
     stimuli: StimulusTerms | None
     key: Any
@@ -99,13 +100,13 @@ class LoopParts(eqx.Module):
 
     def advance(self, remat: bool = True):
         """``make_advance`` for these parts."""
-        return make_advance(self.network, self.solver, self.terms, key=self.key, t0=self.t0,
-                            dt=self.dt, step0=self.step0, dtype=self.dtype,
+        return make_advance(self.dynamics, self.noise, self.solver, self.terms, key=self.key,
+                            t0=self.t0, dt=self.dt, step0=self.step0, dtype=self.dtype,
                             stimuli=self.stimuli, remat=remat)
 
     def step(self):
         """``make_step`` for these parts."""
-        return make_step(self.network, self.solver, self.terms, self.schedule,
+        return make_step(self.dynamics, self.noise, self.solver, self.terms, self.schedule,
                          key=self.key, t0=self.t0, dt=self.dt, step0=self.step0,
                          dtype=self.dtype, stimuli=self.stimuli)
 
