@@ -32,8 +32,9 @@ STRATEGIES = [
     nd.Nested(7, 100),
     nd.Nested(5, 25, 200),
     nd.MultiLevel(4),
-    nd.MultiLevel(3),
-    # The deepest schedule: slow to compile (tens of seconds per gradient).
+    # Deeper schedules: slow to compile (tens of seconds per gradient); MultiLevel(4) and
+    # the nested strategies cover the levels in the default run.
+    pytest.param(nd.MultiLevel(3), marks=pytest.mark.slow),
     pytest.param(nd.MultiLevel(2), marks=pytest.mark.slow),
     nd.Policy(("coupling",)),
     nd.Policy(("state", "history", "monitor"), block=30),

@@ -25,7 +25,6 @@ saved as ``benchmarks/remat_hour.json``.
 import argparse
 import datetime
 import json
-import math
 import os
 import subprocess
 import sys
@@ -37,7 +36,6 @@ import bench_remat as B  # enables float64
 import jax
 import jax.numpy as jnp
 
-RSS_TARGET = 1e9
 COMPILE_ONLY = ["None", "Uniform(1000)", "Uniform(2000)", "Nested(1000,60000)",
                 "MultiLevel(16)", "MultiLevel(8)"]
 
@@ -114,7 +112,6 @@ def report(args, info, temps, res, data_desc):
     n = res["n_steps"]
     mb = C.mb
     label = res["label"] + (f" → {res['auto_choice']}" if res.get("auto_choice") else "")
-    ok = res["rss_peak"] < RSS_TARGET and math.isfinite(res["grad"])
     lines = [
         B.HOUR_MARKER,
         "",
@@ -143,9 +140,7 @@ def report(args, info, temps, res, data_desc):
         f"| {mb(res['temp_bytes']):.2f} | {mb(res['rss_peak']):.0f} "
         f"| {mb(res['rss_compiled']):.0f} | {res['loss']:.16f} | {res['grad']:.16e} |",
         "",
-        f"Target *gradient through one hour with peak RSS under 1 GB*: "
-        f"**{'met' if ok and args.seconds >= 3600 else 'missed' if not ok else 'not assessed (shorter run)'}**"  # noqa: E501
-        f" — {res['grad_s'] / 60:.1f} min, peak RSS {mb(res['rss_peak']):.0f} MB "
+        f"Gradient: {res['grad_s'] / 60:.1f} min, peak RSS {mb(res['rss_peak']):.0f} MB "
         f"(of which {mb(res['rss_setup']):.0f} MB after importing JAX, netdyn and the data)"
         + (", forward loss equal to the gradient call's, bit for bit."
            if res.get("loss_fwd") == res["loss"] else ".")
