@@ -410,8 +410,14 @@ def test_interrupt_then_resume(finished, tmp_path, capsys):
     # Ctrl-C as the progress line of step 1 is printed.
     argv = [*TINY, "--steps", "2", "--out", str(out)]
     ctrl_c = _Watch("step 1/2", lambda: os.kill(os.getpid(), signal.SIGINT))
-    with contextlib.redirect_stderr(ctrl_c):
-        assert nd.cli.main(argv) == 130
+    # Python's own SIGINT handler, as at a terminal, also when the tests run with SIGINT
+    # ignored (a background job of a non-interactive shell): netdyn leaves that alone.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with contextlib.redirect_stderr(ctrl_c):
+            assert nd.cli.main(argv) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     err = ctrl_c.getvalue()
     # The interruption is one line (after any caution of the gradient check).
     assert "Traceback" not in err

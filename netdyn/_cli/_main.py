@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (Ctrl-C; the line says how to resume).
     """
     owned = argv is None
-    with interrupt.deferred(_STOPPING) as stop:
+    with interrupt.defer_interrupts(_STOPPING) as stop:
         try:
             return _command(list(sys.argv[1:] if owned else argv))
         finally:

@@ -4,7 +4,7 @@ Python raises ``KeyboardInterrupt`` wherever the main thread happens to be when 
 arrives: inside JAX's tracing or a garbage-collector callback (where it is printed as
 "Exception ignored" and lost, or leaves JAX in a state that crashes the interpreter at
 exit), or inside the save that a first Ctrl-C started (a second Ctrl-C a few milliseconds
-later then loses the step that save was keeping). Within ``deferred()`` SIGINT only
+later then loses the step that save was keeping). Within ``defer_interrupts()`` SIGINT only
 records a request; ``check()``, called where the code can stop cleanly (after a step and
 its checkpoint), raises the ``KeyboardInterrupt``.
 """
@@ -22,7 +22,7 @@ GRACE = 2.0
 
 
 class Interrupts:
-    """The Ctrl-C requests of one ``deferred()`` block (see the module docstring)."""
+    """The Ctrl-C requests of one ``defer_interrupts()`` block (see the module docstring)."""
 
     def __init__(self, notice: str | None = None):
         self.notice = notice
@@ -115,12 +115,8 @@ def defer_interrupts(notice: str | None = None) -> Iterator[Interrupts]:
         previous(signal.SIGINT, None)
 
 
-# The name used inside netdyn (the fit loop, the netdyn command).
-deferred = defer_interrupts
-
-
 def check() -> None:
-    """``check()`` of the active ``deferred()`` block, if any: raise ``KeyboardInterrupt``
+    """``check()`` of the active ``defer_interrupts()`` block, if any: raise ``KeyboardInterrupt``
     if Ctrl-C was pressed since the last check."""
     if _active is not None:
         _active.check()

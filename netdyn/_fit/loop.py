@@ -124,7 +124,7 @@ class _Loop:
         n = saved = n0
         # Ctrl-C stops the fit after the step in progress and its checkpoint (see
         # interrupt.py); a second Ctrl-C cannot break the save that keeps that step.
-        with interrupt.deferred() as stop:
+        with interrupt.defer_interrupts() as stop:
             try:
                 for k in range(n0, o.steps):
                     new_state, row, good_here, skipped = self.advance(state, k)
