@@ -174,7 +174,8 @@ def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
 def _run(out: Path, planned: FitPlan) -> int:
     """The scan, the fit, the held-out check and the results; Ctrl-C is acted on between
     these (and between the scan's simulations and the fit's steps: ``interrupt``)."""
-    args, data, net, where, bounds, maps, loss_fn, heldout_fn, _, opt = planned
+    args, data, net, where = planned.options, planned.data, planned.network, planned.where
+    loss_fn = planned.loss
     interrupt.check()
     key = jax.random.key(args.seed)
     if not args.quiet:
@@ -200,8 +201,8 @@ def _run(out: Path, planned: FitPlan) -> int:
     interrupt.check()
     try:
         fitted, history = fit(
-            net, loss_fn, opt,
-            where=where, bounds=bounds,
+            net, loss_fn, planned.optimizer,
+            where=where, bounds=planned.bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
             resume=args.resume, progress=not args.quiet, keep="best",
@@ -214,10 +215,10 @@ def _run(out: Path, planned: FitPlan) -> int:
 
     train, simulated, _ = _evaluate(loss_fn, fitted, key)
     interrupt.check()
-    heldout, simulated_heldout, runs = _heldout(args, data, heldout_fn, fitted, key)
+    heldout, simulated_heldout, runs = _heldout(args, data, planned.heldout_loss, fitted, key)
     if not args.quiet and args.uncertainty != "off":
         print("netdyn fit: error bars of the parameters ...", flush=True)
-    spread = parameter_uncertainty(args, data, loss_fn, fitted, where, bounds, key,
+    spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key,
                                    fcd_samples(args))
     interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)
@@ -229,8 +230,8 @@ def _run(out: Path, planned: FitPlan) -> int:
     result["uncertainty"] = spread
     result["gradient_check"] = check
     result["resumed"] = resumes(out)
-    if maps is not None:
-        result["maps"] = {"names": list(maps.names), "parameters": list(where.mapped)}
+    if planned.maps is not None:
+        result["maps"] = {"names": list(planned.maps.names), "parameters": list(where.mapped)}
     result["cautions"] = cautions(result)
     test = runs_fc(data.test) if data.test else None
     plotted = write_results(args, out, result, history, (data.target, test), simulated,
