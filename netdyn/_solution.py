@@ -1,7 +1,8 @@
 """Simulation state and solution containers."""
 
 import equinox as eqx
-from jaxtyping import Array, Float, Int, PyTree
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int, PyTree
 
 from ._custom_types import State
 
@@ -33,6 +34,14 @@ class SimulationState(eqx.Module):
     step: Int[Array, ""]
     monitors: dict[str, PyTree]
     t: Float[Array, ""] | None = None
+
+    def is_finite(self) -> Bool[Array, ""]:
+        """Whether the state ``y`` and the ``buffer`` hold only finite numbers (a run that
+        diverged leaves NaN or inf there)."""
+        finite = jnp.all(jnp.isfinite(self.y))
+        if self.buffer is not None:
+            finite = finite & jnp.all(jnp.isfinite(self.buffer))
+        return finite
 
 
 class Solution(eqx.Module):

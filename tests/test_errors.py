@@ -168,7 +168,7 @@ def test_bad_speed():
 # --- issue 12: non-finite values --------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["state", "past", "continuation"])
+@pytest.mark.parametrize("where", ["state", "past", "continuation", "continued-buffer"])
 def test_nonfinite_history(where):
     net = _net()
     if where == "state":
@@ -177,9 +177,15 @@ def test_nonfinite_history(where):
     elif where == "past":
         history = np.full((6, 1, 4), 0.3)
         history[-2, 0, 1] = np.inf  # a row the delay buffer reads
-    else:
+    elif where == "continuation":
         history = _sim(net).final
         history = eqx.tree_at(lambda s: s.y, history, history.y.at[0, 0].set(jnp.nan))
+    else:
+        history = _sim(net).final
+        assert history.is_finite()
+        history = eqx.tree_at(lambda s: s.buffer, history,
+                              history.buffer.at[1, 2, 0].set(-jnp.inf))
+        assert not history.is_finite()
     with pytest.raises(Exception, match="history"):
         _sim(net, history=history)
     # Older rows than the buffer holds are ignored, NaN or not.

@@ -1,7 +1,6 @@
 """Remat strategies: same forward result, same gradient, real memory savings."""
 
 import functools
-import sys
 
 import equinox as eqx
 import jax
@@ -9,16 +8,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from helpers import ALL_REMATS
-from toy_networks import rww
+from toy_networks import remat_network
 
 import netdyn as nd
 
-N_NODES, T1, DT = 8, 600.0, 1.0  # 600 steps; monitors emit every 50 and 100 steps
+T1, DT = 600.0, 1.0  # 600 steps; monitors emit every 50 and 100 steps
 MONITORS = {"tavg": nd.TemporalAverage(period=100.0), "sub": nd.Raw(period=50.0)}
-
-
-def _network():
-    return rww(N_NODES, seed=7, G=0.6, density=0.6, max_length=60.0, self_loops=True)
 
 
 STRATEGIES = [
@@ -43,7 +38,7 @@ STRATEGIES = [
 
 
 def _run(remat, net=None, key=None):
-    net = _network() if net is None else net
+    net = remat_network() if net is None else net
     key = jax.random.key(11) if key is None else key
     return nd.simulate(net, nd.Heun(remat=remat), t0=0.0, t1=T1, dt=DT, monitors=MONITORS,
                        key=key)
@@ -51,7 +46,7 @@ def _run(remat, net=None, key=None):
 
 def _loss(params, remat):
     G, I_o = params
-    net = eqx.tree_at(lambda n: (n.coupling.G, n.dynamics.I_o), _network(), (G, I_o))
+    net = eqx.tree_at(lambda n: (n.coupling.G, n.dynamics.I_o), remat_network(), (G, I_o))
     sol = _run(remat, net)
     return jnp.mean((sol["tavg"] - 0.25) ** 2) + jnp.mean(sol["sub"] ** 2)
 
@@ -87,101 +82,6 @@ def test_gradient_matches_finite_differences(remat):
         e = jnp.zeros(2).at[i].set(h)
         fd = (f(params + e) - f(params - e)) / (2 * h)
         np.testing.assert_allclose(grad[i], fd, rtol=1e-6)
-
-
-def _run_g(remat, G, t1=2000.0, run=nd.simulate):
-    """``run`` (``simulate``, or ``choose_remat``: same arguments) with coupling ``G``."""
-    net = eqx.tree_at(lambda n: n.coupling.G, _network(), G)
-    return run(net, nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
-               monitors={"tavg": nd.TemporalAverage(period=100.0)}, key=jax.random.key(0))
-
-
-@functools.cache  # deterministic; MultiLevel(4)'s compilation alone took 15-27 s
-def _memory(remat, t1=2000.0):
-    return nd.gradient_memory(lambda G: jnp.mean(_run_g(remat, G, t1)["tavg"] ** 2), 0.6)
-
-
-def test_checkpointing_saves_memory():
-    # Claims that hold on every backend (asserted on whichever runs the suite).
-    none = _memory(nd.NoRemat())
-    uniform = _memory(nd.Uniform(50))
-    # Branching 8 (levels of 8, 64, 512 steps): MultiLevel(4) compiles 5x longer here.
-    multilevel = _memory(nd.MultiLevel(8))
-    assert uniform.temp_bytes < none.temp_bytes / 5
-    # No-remat memory grows with the run, multi-level memory barely does.
-    assert _memory(nd.NoRemat(), 4000.0).temp_bytes > 1.8 * none.temp_bytes
-    assert _memory(nd.MultiLevel(8), 4000.0).temp_bytes < 1.3 * multilevel.temp_bytes
-
-
-@pytest.mark.skipif(
-    jax.default_backend() != "cpu",
-    reason="XLA:CPU's memory plan: on an H100 (XLA:GPU, jax 0.11.2) this short run's "
-    "MultiLevel(4) gradient needed 134.5 KB of temporaries against Uniform(50)'s 82.6 KB",
-)
-def test_multilevel_below_uniform_on_cpu():
-    # Measured here: 37.8 KB against 66.8 KB.
-    assert _memory(nd.MultiLevel(8)).temp_bytes < _memory(nd.Uniform(50)).temp_bytes
-
-
-def test_non_divisor_block_costs_no_more_than_neighbours():
-    mem = {k: _memory(nd.Uniform(k)).temp_bytes for k in (40, 45, 50)}
-    assert mem[45] <= 1.1 * max(mem[40], mem[50])
-
-
-def test_policies_change_what_is_saved():
-    nothing = _memory(nd.Policy((), block=50))
-    coupling = _memory(nd.Policy(("coupling",), block=50))
-    history = _memory(nd.Policy(("history",), block=50))
-    # Saving the coupling input keeps one [1, nodes] array per step, the history the
-    # whole buffer per step: each policy must show up in the saved residuals.
-    per_step = 2000 * N_NODES * 8
-    assert coupling.residual_bytes >= nothing.residual_bytes + per_step
-    rows = history.residual_bytes - nothing.residual_bytes
-    assert rows >= 10 * per_step
-    assert history.temp_bytes > coupling.temp_bytes > nothing.temp_bytes
-    assert nothing.temp_bytes == _memory(nd.Uniform(50)).temp_bytes
-
-
-def test_choose_remat_returns_a_concrete_strategy():
-    short = dict(t0=0.0, t1=100.0, dt=DT, monitors={"tavg": nd.TemporalAverage(period=50.0)})
-    solver = nd.Heun(remat=nd.Auto(max_bytes=10**9, unroll=2))
-    choice = nd.choose_remat(_network(), solver, **short, key=jax.random.key(0))
-    assert isinstance(choice, nd.RematChoice)
-    assert choice.strategy == nd.NoRemat(unroll=2)  # the first candidate, Auto's unroll
-    assert 0 < choice.temp_bytes <= 10**9
-    # Shapes and dtypes alone decide (abstract arguments give the same choice), computed
-    # again: nothing is kept between calls.
-    net, key = eqx.filter_eval_shape(lambda a: a, (_network(), jax.random.key(3)))
-    assert isinstance(key, jax.ShapeDtypeStruct)
-    assert nd.choose_remat(net, solver, **short, key=key) == choice
-    for module in {sys.modules[nd.Auto.__module__], sys.modules[nd.choose_remat.__module__]}:
-        state = [name for name, value in vars(module).items() if not name.startswith("__")
-                 and (isinstance(value, (dict, list, set)) or hasattr(value, "cache_info"))]
-        assert not state, f"module-level state in {module.__name__}: {state}"
-    with pytest.raises(ValueError, match="solver.remat must be an nd.Auto"):
-        nd.choose_remat(_network(), nd.Heun(), **short, key=jax.random.key(0))
-    with pytest.raises(TypeError, match="choose_remat"):
-        solver.remat.loop(lambda c: c, lambda c: (c, c), jnp.zeros(2), 4, 2)
-
-
-def test_auto_respects_budget():
-    budget = 200_000
-    auto = nd.Auto(max_bytes=budget)
-    # The run of ``_memory``, G traced as jax.jit traces 0.6 (a weakly typed scalar).
-    g = jax.ShapeDtypeStruct((), jnp.float64, weak_type=True)
-    choice = _run_g(auto, g, run=nd.choose_remat)
-    assert type(choice.strategy) in (nd.Uniform, nd.Nested, nd.MultiLevel)  # checkpoints
-    assert choice.temp_bytes <= budget
-    # simulate chooses the same strategy (the same compiled gradient), which fits with the
-    # loss around it, and runs it: the same samples, bit for bit.
-    assert _memory(auto) == _memory(choice.strategy)
-    assert _memory(auto).temp_bytes <= 1.2 * budget
-    ran, chosen = (jax.jit(lambda G, r=r: _run_g(r, G))(0.6) for r in (auto, choice.strategy))
-    for a, b in zip(jax.tree.leaves(ran), jax.tree.leaves(chosen), strict=True):
-        assert np.array_equal(a, b)
-    # Every candidate is compiled before giving up: a short run keeps that quick.
-    with pytest.raises(ValueError, match="no strategy fits"):
-        _memory(nd.Auto(max_bytes=10), t1=100.0)
 
 
 @pytest.mark.parametrize(
@@ -228,7 +128,7 @@ UNROLL_PARAMS = [
 
 def _run_case(remat, case):
     t1, monitors = UNROLL_CASES[case]
-    return nd.simulate(_network(), nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
+    return nd.simulate(remat_network(), nd.Heun(remat=remat), t0=0.0, t1=t1, dt=DT,
                        monitors=monitors, key=jax.random.key(11))
 
 

@@ -128,3 +128,9 @@ def hopf(n, seed, *, G, a, omega, sigma, max_delay):
         graph=nd.DelayGraph(weights, delays),
         noise=nd.AdditiveNoise(sigma=sigma),
     )
+
+
+def remat_network():
+    """The network the remat tests share: 8 Reduced Wong-Wang nodes with self-loops,
+    delays up to 15 ms at dt = 1 ms, G = 0.6."""
+    return rww(8, seed=7, G=0.6, density=0.6, max_length=60.0, self_loops=True)

@@ -1,10 +1,12 @@
 """Every file ``netdyn fit`` writes goes through here: a temporary file in the same
 folder, flushed, then ``os.replace`` over the target (``netdyn._fit.atomic``), so that a
-full disk, a kill or Ctrl-C leaves the previous file or the new one, never a part."""
+full disk, a kill or Ctrl-C leaves the previous file or the new one, never a part; and
+the one reader of the JSON files it wrote back (``read_json_object``)."""
 
 import json
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +27,21 @@ def _strict(x):
 def write_json(path: str | os.PathLike, data) -> None:
     """``data`` as indented, strict JSON (NaN and infinities as ``null``)."""
     write_text_atomic(path, json.dumps(_strict(data), indent=1, allow_nan=False) + "\n")
+
+
+def read_json_object(path: Path, context: str = "", missing: str = "") -> dict:
+    """The JSON object in ``path``. Otherwise a ``ValueError`` that starts with
+    ``context`` (``"--resume: "``) and names the file: missing (``missing`` says what that
+    means), unreadable, not JSON, or JSON but not an object."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{context}{path}: no such file{missing}.") from None
+    except (OSError, ValueError) as e:  # bad JSON or bad UTF-8 are ValueErrors
+        raise ValueError(f"{context}{path} cannot be read ({e}).") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{context}{path} cannot be read (it is not a JSON object).")
+    return data
 
 
 def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:

@@ -53,14 +53,15 @@ def plan(argv: Sequence[str]) -> FitPlan:
     Turns on ``jax_enable_x64`` for the process, as the command does. Bad options raise a
     ``ValueError`` naming the option (the command prints it as its one-line error).
     """
-    return plan_options(build_parser().parse_args(list(argv)))
+    args = build_parser().parse_args(list(argv))
+    jax.config.update("jax_enable_x64", True)  # as the netdyn command does
+    return plan_options(args)
 
 
 def plan_options(args: argparse.Namespace) -> FitPlan:
     """``plan`` from parsed options (``netdyn fit`` itself starts here)."""
     if args.command != "fit":
         raise ValueError(f"nd.cli.plan: only the fit command has a plan, got {args.command!r}.")
-    jax.config.update("jax_enable_x64", True)
     data = load_data(args)  # first: it sets --tr from the runs when not given
     model_defaults(args)
     check_numbers(args)

@@ -8,14 +8,13 @@ and ``--sigma``.
 
 import contextlib
 import dataclasses
-import json
 from pathlib import Path
 
 import numpy as np
 
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
-from ._atomic import write_figure, write_json, write_matrix
+from ._atomic import read_json_object, write_figure, write_json, write_matrix
 from ._model import MODELS, factor, in_option_units
 from ._plot import figure
 from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
@@ -252,12 +251,7 @@ def finished_summary(out: Path) -> str:
     """``summary`` of the finished fit in ``out``, from its ``params.json`` (``netdyn
     summary DIR``)."""
     path = out / "params.json"
-    try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file: {out} holds no finished netdyn fit.") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not a netdyn params.json ({e.msg}).") from None
+    result = read_json_object(path, missing=f": {out} holds no finished netdyn fit")
     try:
         return summary(out, result, (out / "fit.png").is_file())
     except (KeyError, TypeError) as e:

@@ -6,7 +6,6 @@ continued from, the options it changed); results of an earlier fit are never rep
 without ``--overwrite``.
 """
 
-import json
 import math
 import shlex
 from collections.abc import Sequence
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from .._fit.atomic import check_writable
 from .._fit.resume import saved_steps
-from ._atomic import write_json
+from ._atomic import read_json_object, write_json
 
 CHECKPOINT = "checkpoint.eqx"
 SETTINGS = "settings.json"
@@ -95,14 +94,9 @@ def _saved_settings(out: Path) -> dict:
     """The content of ``out/settings.json``: ``{"settings": {option: value}, "resumed":
     [...]}`` (``ValueError`` naming the file if it is missing or malformed)."""
     path = out / SETTINGS
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"--resume: {path} is missing, so the settings of the fit in {out} "
-                         "are unknown; start it afresh with --overwrite.") from None
-    except (OSError, ValueError) as e:
-        raise ValueError(f"--resume: {path} cannot be read ({e}).") from None
-    if not (isinstance(saved, dict) and isinstance(saved.get("settings"), dict)
+    saved = read_json_object(path, "--resume: ", f"; the settings of the fit in {out} are "
+                             "unknown: start it afresh with --overwrite")
+    if not (isinstance(saved.get("settings"), dict)
             and isinstance(saved.get("resumed", []), list)):
         raise ValueError(f"--resume: {path} cannot be read (it must be a JSON object with "
                          "the object 'settings' and the list 'resumed').")
@@ -161,12 +155,7 @@ def read_scan(out: Path) -> dict:
     (``ValueError`` naming the file and the field); null losses and mean FCs (NaN when
     written) as NaN."""
     path = out / SCAN
-    try:
-        scan = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ValueError(f"--resume: {path} cannot be read ({e}).") from None
-    if not isinstance(scan, dict):
-        raise ValueError(f"--resume: {path} cannot be read (it is not a JSON object).")
+    scan = read_json_object(path, "--resume: ")
     for field, (ok, what) in _scan_rules(scan).items():
         if not ok:
             raise ValueError(f"--resume: {path}: {field} must be {what}.")

@@ -7,12 +7,10 @@ from typing import Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Key
-from .._device_memory import check_fits
 from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._observation._stats import upper_triangle
@@ -26,7 +24,8 @@ from .._simulate._arguments import check_key
 from .._simulate.simulate import simulate
 from .._solution import SimulationState
 from .._solver._base import AbstractSolver
-from .._validate import finite_array, flag, number, one_of, real_array
+from .._validate import flag, number, one_of
+from ._fc_loss_arguments import check_memory, fcd_target_values, target_fc, window_and_step
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
@@ -34,67 +33,11 @@ METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
 BATCH_LAST = 8  # realisations from which the forward pass runs the batch-last loop
 
 
-def _target(target) -> np.ndarray:
-    """The empirical FC as a finite, real, symmetric ``[nodes, nodes]`` array (nodes >= 3)."""
-    t = real_array("FcLoss target", target)
-    if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
-        raise ValueError(
-            f"FcLoss target must be a square FC matrix [nodes, nodes] with nodes >= 3, "
-            f"got shape {t.shape}."
-        )
-    t = finite_array("FcLoss target", t).astype(float)
-    gap = np.abs(t - t.T)
-    # An FC is symmetric: allow rounding (float32, a GPU matmul's order), not another matrix.
-    if gap.max() > 1e-4 * max(1.0, float(np.abs(t).max())):
-        i, j = np.unravel_index(np.argmax(gap), gap.shape)
-        raise ValueError(
-            f"FcLoss target must be a symmetric FC matrix; entries ({i}, {j}) and ({j}, {i}) "
-            f"differ by {gap[i, j]:.3g} (a matrix with only its upper triangle filled: "
-            "np.triu(f) + np.triu(f, 1).T)."
-        )
-    return t
-
-
-def _window(fcd_window) -> tuple[int, int]:
-    """``(window, step)`` as two whole numbers, window >= 2 and step >= 1 (a fraction is
-    refused, not truncated)."""
-    try:
-        window, step = fcd_window
-        window = number("FcLoss fcd_window", window, low=2.0, integer=True)
-        step = number("FcLoss fcd_window", step, low=1.0, integer=True)
-    except (TypeError, ValueError):
-        raise ValueError("FcLoss fcd_window must be two whole numbers of samples (window, "
-                         f"step) with window >= 2 and step >= 1, got {fcd_window!r}.") from None
-    return window, step
-
-
-def _fcd_target(fcd_target) -> Float[Array, " values"] | None:
-    """The FCD values of the data as a finite 1-D array of at least 2 values."""
-    if fcd_target is None:
-        return None
-    v = finite_array("FcLoss fcd_target", fcd_target).astype(float).reshape(-1)
-    if v.size < 2:
-        raise ValueError("FcLoss fcd_target must hold >= 2 finite FCD values "
-                         f"(e.g. nd.fcd_values(nd.fcd(bold, window, step))), got {v.size}.")
-    return jnp.asarray(v)
-
-
-def _check_memory(realisations: int, samples: int, nodes: int, itemsize: int) -> None:
-    """Refuse a ``realisations`` count whose measured samples alone (``[realisations,
-    samples, nodes]``, all held at once) cannot fit in the device's memory."""
-    check_fits(realisations * samples * nodes * itemsize,
-               f"FcLoss realisations={realisations} would hold",
-               f"monitored samples ({realisations} runs x {samples} samples x {nodes} nodes "
-               f"x {itemsize} bytes)", ": use fewer realisations or a shorter duration.")
-
-
 def _restartable(state: SimulationState) -> tuple[SimulationState, jax.Array]:
     """A burn-in's end state, with zeros in place of a diverged one (NaN or inf), and
     whether it was finite: the run from a diverged burn-in is then NaN, as a diverged
     run's own signal is, and a fit sees a non-finite loss instead of a runtime error."""
-    finite = jnp.all(jnp.isfinite(state.y))
-    if state.buffer is not None:
-        finite = finite & jnp.all(jnp.isfinite(state.buffer))
+    finite = state.is_finite()
     state = eqx.tree_at(lambda s: s.y, state, jnp.where(finite, state.y, 0))
     if state.buffer is not None:
         state = eqx.tree_at(lambda s: s.buffer, state, jnp.where(finite, state.buffer, 0))
@@ -230,7 +173,7 @@ class FcLoss(eqx.Module):
         level_width: float = 0.05,
         fcd_metric: str = "w2",
     ):
-        t = _target(target)
+        t = target_fc(target)
         if not isinstance(solver, AbstractSolver):
             raise ValueError(f"FcLoss solver must be an AbstractSolver, got {solver!r}.")
         if not isinstance(monitor, AbstractMonitor):
@@ -245,8 +188,8 @@ class FcLoss(eqx.Module):
         self.burn_in = number("FcLoss burn_in", burn_in, low=0.0, unit=" ms")
         self.realisations = number("FcLoss realisations", realisations, low=1.0, integer=True)
         self.burn_in_gradient = flag("FcLoss burn_in_gradient", burn_in_gradient)
-        self.fcd_target = _fcd_target(fcd_target)
-        window, step = _window(fcd_window)
+        self.fcd_target = fcd_target_values(fcd_target)
+        window, step = window_and_step(fcd_window)
         samples = round(self.duration / (monitor.period or self.dt))
         if self.fcd_target is not None and window > samples:
             raise ValueError(f"FcLoss fcd_window (window, step) = {fcd_window} must have "
@@ -254,7 +197,7 @@ class FcLoss(eqx.Module):
         self.fcd_window = (window, step)
         self.fcd_weight = number("FcLoss fcd_weight", fcd_weight, low=0.0)
         self.fcd_metric = one_of("FcLoss fcd_metric", fcd_metric, ("w2", "ks"))
-        _check_memory(self.realisations, samples, t.shape[0], self.target.dtype.itemsize)
+        check_memory(self.realisations, samples, t.shape[0], self.target.dtype.itemsize)
 
     def replace(self, **changes) -> "FcLoss":
         """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,

@@ -1,5 +1,6 @@
 """The initial carry of the time loop, from ``simulate``'s ``history`` argument."""
 
+import dataclasses
 import functools
 from typing import NamedTuple
 
@@ -114,9 +115,8 @@ def _continuation(state: SimulationState, network, n_nodes, cvar, rows, grid) ->
                 f"{expected} (same graph, dt and coupled variables)."
             )
         buffer = state.buffer.astype(dtype)
-    finite = jnp.all(jnp.isfinite(y0))
-    if buffer is not None:
-        finite = finite & jnp.all(jnp.isfinite(buffer))
+    # Checked after the cast: a float64 value too large for float32 becomes inf here.
+    finite = dataclasses.replace(state, y=y0, buffer=buffer).is_finite()
     y0, buffer = eqx.error_if(
         (y0, buffer), ~finite,
         "history: the SimulationState contains NaN or inf (did the previous run diverge?).",

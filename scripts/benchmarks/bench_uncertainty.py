@@ -1,24 +1,16 @@
-"""Do ``nd.uncertainty``'s intervals cover the true parameter at their nominal rate?
-Writes benchmarks/uncertainty.md (and .json).
+"""Coverage of ``nd.uncertainty``'s intervals for a known parameter: writes tables to
+benchmarks/uncertainty.md and the raw numbers to benchmarks/uncertainty.json.
 
-A noisy linear (Ornstein-Uhlenbeck) network whose coupling is known: ``nd.LinearDynamics``
-(gamma = -0.1 /ms) on 10 regions of the embedded HCP connectome (weights divided by their
-spectral radius, delays = tract length / 4 mm/ms), ``nd.DelayedLinear(G*)`` with
-G* = 0.0877 (88 % of the critical 0.1), additive noise. Each repetition draws a new data set
-(4 runs of 20 s at G*, sampled by a 4 ms temporal average, after a 1 s burn-in; the target
-is their mean FC), fits G from 0.7 G* with ``nd.fit`` (``nd.FcLoss``, ``"rmse"``, 4 noise
-realisations, the fit's own noise key), and asks ``nd.uncertainty`` for the 95 % interval
-(4 fresh noise keys, each of the 4 runs left out in turn) on the fit's loss, as a user calls
-it (the library squares an rmse ``FcLoss`` first), and, for comparison, on the same loss
-hidden in a wrapper that is not an ``FcLoss`` (``AsIs``: the root expanded as it is, what the
-library did before it squared). Reported: how often each interval holds G*, the reported sd
-against the spread of the fitted G over the data sets, each part (noise, data) against a
-direct measurement (a refit of the same data with another noise key), and the cost. Before
-the loop: ``nd.check_gradient`` on the first data set; after it: ``nd.identifiability``'s
-Hessian at the first fit against central differences of the gradient.
+A noisy linear network (``nd.LinearDynamics``, ``nd.DelayedLinear(G*)``, additive noise) on
+10 regions of the embedded HCP connectome. Each repetition draws a data set at G*, fits G
+(``nd.fit``, ``nd.FcLoss`` ``"rmse"``) and takes ``nd.uncertainty``'s interval on the fit's
+loss (which the library squares) and on ``AsIs(loss)`` (expanded as the root); a refit with
+another noise key measures the noise part. Also ``nd.check_gradient`` on the first data set
+and ``nd.identifiability``'s Hessian at the first fit against central differences.
 
     python scripts/benchmarks/bench_uncertainty.py                   # ~15 min, 1-2 CPU cores
     python scripts/benchmarks/bench_uncertainty.py --reps 2 --diagnose 1 --no-write  # smoke
+    python scripts/benchmarks/bench_uncertainty.py --from-json benchmarks/uncertainty.json
 """
 
 import argparse
@@ -44,7 +36,7 @@ import netdyn as nd  # noqa: E402
 NODES = 10  # the first 10 regions of the embedded hcp connectome (frontal, both sides)
 SPEED = 4.0  # mm/ms
 GAMMA = -0.1  # 1/ms: a 10 ms time constant
-SIGMA = 0.05  # additive noise; the FC does not depend on it (see the report)
+SIGMA = 0.05  # additive noise; the FC of a linear network does not depend on it
 G_TRUE = 0.0877  # G*: critical G is -GAMMA = 0.1 (weights / spectral radius)
 START = 0.7  # the fit starts at START x G*
 DT, PERIOD = 1.0, 4.0  # ms: Heun step, temporal-average period
@@ -70,12 +62,12 @@ OPT = nd.backtrack(optax.adam(LR))
 REFIT_OPT = nd.backtrack(optax.adam(REFIT_LR))
 
 
-def connectome():
-    """``(weights / spectral radius, lengths, labels)`` of the first ``NODES`` regions."""
+def connectome(nodes: int = NODES):
+    """``(weights / spectral radius, lengths, labels)`` of the first ``nodes`` regions."""
     data = nd.datasets.load("hcp")
-    w = np.asarray(data.weights, float)[:NODES, :NODES]
-    lengths = np.asarray(data.lengths, float)[:NODES, :NODES]
-    return w / np.max(np.abs(np.linalg.eigvals(w))), lengths, list(data.labels[:NODES])
+    w = np.asarray(data.weights, float)[:nodes, :nodes]
+    lengths = np.asarray(data.lengths, float)[:nodes, :nodes]
+    return w / np.max(np.abs(np.linalg.eigvals(w))), lengths, list(data.labels[:nodes])
 
 
 def network(w, lengths, G):
@@ -98,13 +90,9 @@ def streams(seed: int, rep: int) -> dict:
     return key
 
 
-# ------------------------------------------------------------------ one repetition
-
-
 class AsIs(eqx.Module):
     """A loss passed through unchanged, in a module that is not an ``nd.FcLoss``:
-    ``nd.uncertainty`` then expands the rmse itself rather than its square, which is what it
-    did before it squared an rmse ``FcLoss`` (the comparison column)."""
+    ``nd.uncertainty`` then expands the rmse itself rather than its square."""
 
     loss: nd.FcLoss
 
@@ -117,8 +105,7 @@ def _fit(loss, start, key, optimizer, steps):
     fitted, history = nd.fit(start, loss, optimizer, where=WHERE, steps=steps, key=key,
                              keep="best")
     best = history.best_step()
-    return fitted, float(WHERE(fitted)), float(history.loss[best]), \
-        float(history.grad_norm[best])
+    return fitted, float(WHERE(fitted)), float(history.loss[best]), float(history.grad_norm[best])
 
 
 def _plain(u) -> dict:
@@ -130,10 +117,8 @@ def _plain(u) -> dict:
 
 
 def repetition(rep, seed, truth, simulate_runs, diagnose: bool) -> dict:
-    """One data set: simulate, fit, ``nd.uncertainty`` on the fit's loss (squared inside the
-    library) and on ``AsIs`` of it (the root as it is), and the check refit (timed apart).
-    ``diagnose``: also the Hessian at the fitted G under each fresh noise key
-    (``nd.identifiability``; not timed with the rest)."""
+    """One data set: simulate, fit, ``nd.uncertainty`` on the loss and on ``AsIs(loss)``, the
+    check refit (each timed); ``diagnose``: the Hessian under each fresh key (not timed)."""
     key = streams(seed, rep)
     t = [time.perf_counter()]
     runs = list(np.asarray(simulate_runs(truth, key["data"])))
@@ -165,32 +150,30 @@ def repetition(rep, seed, truth, simulate_runs, diagnose: bool) -> dict:
     return row
 
 
-# --------------------------------------------------------------------------- checks
+def _first(truth, simulate_runs, seed):
+    """The first repetition's keys and loss."""
+    key = streams(seed, 0)
+    return key, fc_loss(nd.runs_fc(list(np.asarray(simulate_runs(truth, key["data"])))))
 
 
 def gradient_checks(truth, simulate_runs, seed) -> list[dict]:
-    """``nd.check_gradient`` of the fit's loss (first data set, fit key) at the start and
-    at G*."""
-    key = streams(seed, 0)
-    loss = fc_loss(nd.runs_fc(list(np.asarray(simulate_runs(truth, key["data"])))))
+    """``nd.check_gradient`` of the first data set's loss (fit key) at the start and at G*."""
+    key, loss = _first(truth, simulate_runs, seed)
     out = []
     for factor in (START, 1.0):
         model = eqx.tree_at(WHERE, truth, jnp.asarray(factor * G_TRUE))
         c = nd.check_gradient(loss, model, WHERE, key=key["fit"], direction=jnp.asarray(1.0),
                               step=1e-5)
-        out.append({"G": factor * G_TRUE, "gradient": c.gradient,
-                    "finite_difference": c.finite_difference,
-                    "finite_difference_half": c.finite_difference_half, "step": c.step,
-                    "relative_error": c.relative_error, "settled": c.settled,
-                    "agree": c.agree})
+        out.append({"G": factor * G_TRUE, **{k: getattr(c, k) for k in (
+            "gradient", "finite_difference", "finite_difference_half", "step",
+            "relative_error", "settled", "agree")}})
     return out
 
 
 def hessian_check(truth, simulate_runs, seed, G_fit) -> dict:
     """``nd.identifiability`` at the first repetition's fit; its Hessian against central
     differences of ``jax.grad`` (same key)."""
-    key = streams(seed, 0)
-    loss = fc_loss(nd.runs_fc(list(np.asarray(simulate_runs(truth, key["data"])))))
+    key, loss = _first(truth, simulate_runs, seed)
     fitted = eqx.tree_at(WHERE, truth, jnp.asarray(G_fit))
     t = time.perf_counter()
     ident = nd.identifiability(loss, fitted, WHERE, key=key["fit"])
@@ -210,9 +193,6 @@ def hessian_check(truth, simulate_runs, seed, G_fit) -> dict:
             "sloppy": list(ident.sloppy), "seconds": seconds}
 
 
-# -------------------------------------------------------------------------- summary
-
-
 def wilson(hits: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """The Wilson score 95 % interval of a binomial proportion."""
     if n == 0:
@@ -224,8 +204,7 @@ def wilson(hits: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 
 VARIANTS = ("library", "as_is")
-VARIANT_NAMES = {"library": "the fit's rmse loss (squared inside, as now)",
-                 "as_is": "`AsIs(loss)`: the root as it is (as before)"}
+VARIANT_NAMES = {"library": "library (rmse squared)", "as_is": "as is (root)"}
 
 
 def _variant(rows: list[dict], v: str, emp_noise: float, emp_data: float) -> dict:
@@ -304,328 +283,177 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
-# --------------------------------------------------------------------------- report
+def _rate(hits: int, M: int, ci) -> str:
+    return f"{hits} / {M} = {hits / M:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def _ci(ci) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+def _table(title: str, header: tuple, rows: list) -> list[str]:
+    return [f"## {title}", "", f"| {' | '.join(header)} |", "|" + "---|" * len(header),
+            *(f"| {' | '.join(map(str, r))} |" for r in rows), ""]
 
 
-def _rate(hits: int, M: int, ci, bold=False) -> str:
-    text = f"{hits} / {M} = {hits / M:.3f}"
-    return f"**{text}** {_ci(ci)}" if bold else f"{text} {_ci(ci)}"
-
-
-def _verdict(name: str, v: dict, M: int) -> str:
-    text = (f"with {name}, the 95 % intervals held G* in {v['hits']} of {M} data sets "
-            f"({v['coverage']:.3f}, binomial 95 % interval {_ci(v['ci'])})")
-    if v["ci"][0] <= LEVEL <= v["ci"][1]:
-        return text + ": consistent with the nominal rate"
-    side = "below" if v["coverage"] < LEVEL else "above"
-    return text + f": {abs(LEVEL - v['coverage']):.3f} {side} the nominal 0.95"
-
-
-def report(args, info, labels, w, lengths, checks, hess, rows, s, wall, end_load) -> str:
-    M = s["M"]
-    sec = s["seconds_median"]
-    rep_s = sum(sec.values())
-    a, b = s["variants"]["library"], s["variants"]["as_is"]
-    row = lambda label, f: f"| {label} | {f(a)} | {f(b)} |"  # noqa: E731
-    cal = "\n".join(
-        row(f"{float(level):.2f}", lambda v, level=level: _rate(
-            v["calibration"][level]["hits"], M, v["calibration"][level]["ci"]))
-        for level in a["calibration"])
-    checks_text = "; ".join(
-        f"at G = {c['G']:.5f}: jax.grad {c['gradient']:.6g}, central differences "
-        f"{c['finite_difference']:.6g} (h = {c['step']:g}) and "
-        f"{c['finite_difference_half']:.6g} (h / 2), relative error {c['relative_error']:.1e}"
-        f"{'' if c['agree'] else ' (**not agreeing**)'}" for c in checks)
-    fd = ", ".join(f"{v:.6g} (h = {float(k):g})" for k, v in hess["finite_difference"].items())
-    delays = lengths[w > 0] / SPEED
-    short = b["ci"][1] < LEVEL and b["noise_ratio"] < 0.8  # the root as it is falls short
-    names = ("`nd.uncertainty` on the fit's own `FcLoss` (`\"rmse\"`), as a user calls it "
-             "(the library squares an rmse `FcLoss`, and each `leave_one_out` loss, before "
-             "it expands: the mean squared FC error has the same minimiser, so the same "
-             "fitted G)",
-             "the root expanded as it is, what `nd.uncertainty` did before it squared (the same "
-             "loss in a wrapper that is not an `FcLoss`, `AsIs`)")
-
-    def against(hits, ci):
-        return f"{hits} of {M}, " + (
-            "consistent with the nominal 0.95" if ci[0] <= LEVEL <= ci[1]
-            else f"{'below' if hits / M < LEVEL else 'above'} the nominal 0.95")
-
-    why = [
-        "## Why the library squares an rmse loss",
-        "",
-        f"The data part agrees with the spread it describes either way ({a['data_ratio']:.2f} "
-        f"of it on the square, {b['data_ratio']:.2f} on the root as it is). The noise part "
-        f"is where they differ: on the root as it is, {b['noise_ratio']:.2f} of the refits' "
-        f"spread, and its refit check holds {against(b['refit_hits'], b['refit_ci'])}; on "
-        f"the square, as the library now expands it, the same noise keys give "
-        f"{a['noise_ratio']:.2f} of it, and the refit check holds "
-        f"{against(a['refit_hits'], a['refit_ci'])}.",
-        "",
-        "The sandwich divides the gradient's spread over fresh keys by the curvature at "
-        "the fit's own key, H. The rmse is the square root of a mean square, "
-        "sqrt(e0^2 + c (G - G_key)^2) near the minimum G_key of one key, with e0 the "
-        f"residual left at that minimum ({s['loss_min_range'][0]:.3f}-"
-        f"{s['loss_min_range'][1]:.3f} here: the sampling noise of the data's and the "
-        "simulation's FC). Its curvature, c / e0, "
-        "is largest at its own minimum and falls off within about e0 / sqrt(c) = "
-        f"sqrt(e0 / H) of it ({s['quadratic_width_median']:.5f} here, median), about as far as "
-        f"another key's minimum lies (the refits: {s['noise_sd_empirical']:.5f}), so the "
-        "curvature that decides "
-        "where another key's fit lands is smaller than H. Measured on the first "
-        f"{s['fresh_hessian_reps']} data sets (`nd.identifiability`, which takes the loss as "
-        f"it is, at the fitted G under each of the {NOISE_KEYS} fresh keys): the fit key's H "
-        f"of the rmse is {s['hessian_fit_over_fresh_mean']:.1f} times the fresh keys' mean on "
-        f"average (range {s['hessian_fit_over_fresh_range'][0]:.1f}-"
-        f"{s['hessian_fit_over_fresh_range'][1]:.1f}; {s['fresh_hessian_negative']} of these "
-        "data sets had a fresh key with a negative curvature there). The square is "
-        "quadratic in the residuals, its curvature does not single out the fit's key, and "
-        "the first-order expansion holds over the spread. The jackknife is hit less because "
-        "its Newton steps use the same key as the fit (the same residual floor).",
-        "",
-        "The sandwich assumes a loss that is (close to) a mean of terms, quadratic over the "
-        "noise's reach. So `nd.uncertainty` squares an `nd.FcLoss` with `metric=\"rmse\"`, "
-        "and each `leave_one_out` loss, before it expands: the fit and the point of "
-        "expansion are unchanged, only the expansion differs. On this run that takes the 95 "
-        f"% coverage from {b['coverage']:.3f} to {a['coverage']:.3f} and the reported sd from "
-        f"{b['sd_rms'] / s['G_sd']:.2f} to {a['sd_rms'] / s['G_sd']:.2f} of the fitted G's "
-        "spread. It recognises an `FcLoss` itself only: a loss of one's own, or an `FcLoss` "
-        "inside another module (as `AsIs` here), is expanded as it is, so pass a mean square "
-        "rather than its root. The other metrics (`1-r` and its variants) are not squared "
-        "and were not tested here.",
-        "",
-    ]
+def report(data: dict, source: str | None = None) -> str:
+    """The markdown of a run from the JSON it saved (``source``: that JSON's path, when the
+    markdown is rewritten from it). Cells: templates filled from the settings, the summary
+    (a variant's own in its column) and a few figures derived here."""
+    p, s, hess = data["settings"], data["summary"], data["hessian_check"]
+    M, g, gamma = s["M"], p["G_TRUE"], p["GAMMA"]
+    w, lengths, labels = connectome(p["NODES"])
+    delays = lengths[w > 0] / p["SPEED"]
+    sec, first = s["seconds_median"], s["seconds_first"]
+    ns = {**p, **s, "hess": hess, "labels": ", ".join(labels), "d0": delays.min(),
+          "d1": delays.max(), "crit": -gamma, "crit_pct": 100 * g / -gamma, "tau": -1 / gamma,
+          "slow": -1 / (gamma + g), "kd": p["NOISE_KEYS"] - 1, "rd": p["RUNS"] - 1,
+          "start": p["START"] * g, "rel_se": 100 * s["G_sd_rel_se"],
+          "bias": (s["G_mean"] - g) / s["bias_se"],
+          "fd": ", ".join(f"{v:.6g} (h = {float(k):g})"
+                          for k, v in hess["finite_difference"].items())}
+    parts = ("", "noise_alone_", "data_alone_", "refit_")
+    cols = [{**v, "ratio": v["sd_rms"] / s["G_sd"],
+             **{f"{x}rate": _rate(v[f"{x}hits"], M, v[f"{x}ci"]) for x in parts}}
+            for v in (s["variants"][v] for v in VARIANTS)]
+    one = lambda label, cell: (label.format(**ns), cell.format(**ns))  # noqa: E731
+    both = lambda label, cell: (label.format(**ns),  # noqa: E731
+                                *(cell.format(**ns, **v) for v in cols))
+    argv = [f"--reps {p['reps']}" if p["reps"] != REPS else "",
+            f"--diagnose {p['diagnose']}" if p["diagnose"] != DIAGNOSE else "",
+            f"--seed {p['seed']}" if p["seed"] else ""]
+    if data.get("max_load") is not None:
+        C._LOADS.append(data["max_load"])  # for machine_section's "loaded" line
+    names = tuple(VARIANT_NAMES.values())
     lines = [
-        "# Do the uncertainty intervals cover the truth?",
+        "# Coverage of `nd.uncertainty`'s intervals for a known G*", "",
+        f"`{C.command('bench_uncertainty.py', *argv)}`: {data['wall_seconds'] / 60:.1f} min wall "
+        "time" + (f"; markdown rewritten from `{source}` by `--from-json`." if source else "."),
         "",
-        f"Written by `{C.command('bench_uncertainty.py', *args.argv)}` "
-        f"({wall / 60:.1f} min wall time). On a linear network whose coupling G* is known: "
-        + _verdict(names[0], a, M) + "; " + _verdict(names[1], b, M) + ". The reported sd "
-        f"against the spread of the fitted G over the data sets: {a['sd_rms'] / s['G_sd']:.2f} "
-        f"(the library, squared) and {b['sd_rms'] / s['G_sd']:.2f} (the root as it is) of it "
-        "(root mean square against the empirical sd). Why the library squares: see the "
-        "section on it.",
+        *_table("Settings", ("setting", "value"), [
+            one("model", "`nd.LinearDynamics`, `nd.DelayedLinear(G)`, `nd.AdditiveNoise`"),
+            one("nodes", "{NODES}, embedded `hcp` ({labels})"),
+            one("weights; delays", "/ spectral radius; tract length / {SPEED:g} mm/ms = "
+                "{d0:.1f}-{d1:.1f} ms"),
+            one("G* (fitted: G)", "{G_TRUE} ({crit_pct:.0f} % of the critical {crit:g}; "
+                "slowest mode {slow:.0f} ms)"),
+            one("gamma; sigma", "{GAMMA} /ms ({tau:g} ms); {SIGMA}"),
+            one("dt; monitor", "{DT:g} ms, Heun; `nd.TemporalAverage(period={PERIOD:g})`"),
+            ("runs x duration; burn-in",
+             f"{p['RUNS']} x {p['DURATION'] / 1000:g} s; {p['BURN_IN'] / 1000:g} s"),
+            one("loss; realisations", "`nd.FcLoss(..., metric=\"rmse\")`; {REALISATIONS}"),
+            one("noise keys; left-out runs", "{NOISE_KEYS}; {RUNS}"),
+            one("fit: steps, lr", "{STEPS}, `nd.backtrack(optax.adam({LR:g}))`, keep=\"best\""),
+            one("start", "{START} G* = {start:.5f}"),
+            one("refit check: steps, lr", "{REFIT_STEPS}, {REFIT_LR:g}, from the fitted G"),
+            one("level", "{LEVEL}"),
+            one("repetitions (with fresh-key Hessians); seed", "{reps} ({diagnose}); {seed}")]),
+        f"{names[0]}: `nd.uncertainty(loss, ...)` on the fit's rmse `FcLoss`, which it squares; "
+        f"{names[1]}: on `AsIs(loss)`, expanded as the root (why: `nd.uncertainty`'s docstring).",
         "",
-        "## The set-up",
-        "",
-        f"- **Model**: a noisy linear (Ornstein-Uhlenbeck) network, `nd.LinearDynamics(gamma="
-        f"{GAMMA})` (a {-1 / GAMMA:g} ms time constant), `nd.DelayedLinear(G)`, "
-        f"`nd.AdditiveNoise(sigma={SIGMA})`, on the first {NODES} regions of the embedded "
-        f"`hcp` connectome ({', '.join(labels)}), weights divided by their spectral radius, "
-        f"delays = tract length / {SPEED:g} mm/ms ({delays.min():.1f}-{delays.max():.1f} ms). "
-        f"With non-negative weights the network is stable for G < {-GAMMA:g} (delays do not "
-        "change that for a positive system).",
-        f"- **Truth**: G* = {G_TRUE} ({100 * G_TRUE / -GAMMA:.0f} % of the critical coupling); the "
-        f"data's mean FC is {s['data_mean_fc']:.3f} on average (sd {s['data_mean_fc_sd']:.3f} "
-        "between data sets).",
-        "- **Why G alone**: with additive noise the state of a linear network is sigma times "
-        "that of the network with unit noise (from the resting state, which the burn-in "
-        "starts from), so the FC, a correlation, does not depend on sigma at all: sigma is "
-        "not identifiable from FC and is not fitted. With the delays fixed, the FC depends "
-        "on G relative to gamma, so gamma is held at its true value and G is fitted.",
-        f"- **Data** (per repetition, its own data key): {RUNS} runs of {DURATION / 1000:g} s "
-        f"at G*, stochastic Heun at dt = {DT:g} ms, each after a {BURN_IN / 1000:g} s burn-in "
-        f"(the slowest mode relaxes in {-1 / (GAMMA + G_TRUE):.0f} ms), sampled by "
-        f"`nd.TemporalAverage(period={PERIOD:g})`; the target is `nd.runs_fc(runs)`.",
-        f"- **Loss**: `nd.FcLoss(target, nd.Heun(), monitor, duration={DURATION:g}, "
-        f"burn_in={BURN_IN:g}, realisations={REALISATIONS}, metric=\"rmse\")`: the simulated "
-        "runs have the data's length, so the FC estimator's finite-sample bias is the same on "
-        "both sides. `\"rmse\"` rather than `\"1-r\"`: G sets the level of the FC first (the "
-        "mean FC rises steeply towards the critical coupling), while its pattern changes "
-        "little; `1-r` is blind to the level and would leave G weakly constrained.",
-        f"- **Fit**: `nd.fit(start, loss, nd.backtrack(optax.adam({LR:g})), where=lambda n: "
-        f"n.coupling.G, steps={STEPS}, key=fit_key, keep=\"best\")` from G = {START} G* = "
-        f"{START * G_TRUE:.5f}. Convergence is checked at every fit: the remaining Newton "
-        "step |dL/dG| / H (H the rmse's own curvature) at the kept point is at most "
-        f"{s['newton_over_sd_max']:.1e} of the reported sd.",
-        f"- **Uncertainty**: `nd.uncertainty(loss, fitted, where, key=fit_key, noise_keys="
-        f"<{NOISE_KEYS} fresh keys>, leave_one_out=[loss.replace(target=nd.runs_fc(runs "
-        f"without r)) for r in range({RUNS})])`, level {LEVEL}, as a user calls it. The "
-        "library squares the rmse `FcLoss` and each `leave_one_out` loss first (the mean "
-        "squared FC error has the same minimiser for every key, so the fit is the same), then "
-        f"takes the noise part by the sandwich over the {NOISE_KEYS} keys ({NOISE_KEYS - 1} "
-        f"dof), the data part by the leave-one-run-out jackknife with Newton steps ({RUNS - 1} "
-        "dof), and gives a Student-t interval for their Welch-Satterthwaite dof. For "
-        "comparison, the same call on `AsIs(loss)` and `[AsIs(x) for x in leave_one_out]`, "
-        "`AsIs` a three-line module in the script that returns `loss(model, key)` unchanged: "
-        "not being an `FcLoss`, it is expanded as it is, the root, which is what "
-        "`nd.uncertainty` did before it squared.",
-        f"- **Check refit** (not part of what a user runs): the same data refitted from the "
-        f"fitted G with another noise key (`nd.backtrack(optax.adam({REFIT_LR:g}))`, "
-        f"{REFIT_STEPS} steps; remaining Newton step at most "
-        f"{s['newton_refit_over_sd_max']:.1e} sd): the two fits differ by the noise alone, "
-        "with variance 2 noise_sd^2.",
-        f"- {M} repetitions, each with new data, fit, noise and refit keys (seed {args.seed}).",
-        "",
-        "## Coverage",
-        "",
-        "| interval | " + " | ".join(f"`nd.uncertainty` on {VARIANT_NAMES[v]}"
-                                     for v in VARIANTS) + " |",
-        "|---|---|---|",
-        row("**95 % interval holds G***", lambda v: _rate(v["hits"], M, v["ci"], bold=True)),
-        row("`valid` (an interval given)", lambda v: f"{v['valid']} / {M}"),
-        row(f"noise part alone, t({NOISE_KEYS - 1}) x noise_sd, holds G*",
-            lambda v: _rate(v["noise_alone_hits"], M, v["noise_alone_ci"])),
-        row(f"data part alone, t({RUNS - 1}) x data_sd, holds G*",
-            lambda v: _rate(v["data_alone_hits"], M, v["data_alone_ci"])),
-        row(f"noise part: the refit G within t({NOISE_KEYS - 1}) x sqrt(2) x noise_sd",
-            lambda v: _rate(v["refit_hits"], M, v["refit_ci"])),
-        "",
-        "Rates with the Wilson 95 % interval of a binomial proportion. Each part alone is "
-        "not meant to hold G*: the G a fit lands on moves with both the data and the fit's "
-        "noise, and those rows show what leaving one part out costs. The last row tests the "
-        "noise part on its own, against what it describes (nominal 0.95).",
-        "",
-        "Calibration at other levels (the same sd and dof with the level's t quantile, what "
-        "`nd.uncertainty(..., level=...)` gives for this unbounded G):",
-        "",
-        "| level | " + " | ".join(VARIANT_NAMES[v] for v in VARIANTS) + " |",
-        "|---|---|---|",
-        cal,
-        "",
-        "## The reported sd against the spread of the fitted G",
-        "",
-        f"The fitted G over the {M} data sets: mean {s['G_mean']:.5f} (standard error "
-        f"{s['bias_se']:.5f}; G* = {G_TRUE}, a bias of "
-        f"{(s['G_mean'] - G_TRUE) / s['bias_se']:+.1f} standard errors), sd **{s['G_sd']:.5f}** "
-        f"(an sd from {M} values has a relative standard error of about "
-        f"{100 * s['G_sd_rel_se']:.0f} %). Its noise part, measured by the refits: "
-        f"{s['noise_sd_empirical']:.5f}; the data part, the rest in variance: "
-        f"{s['data_sd_empirical']:.5f}.",
-        "",
-        "| reported | " + " | ".join(VARIANT_NAMES[v] for v in VARIANTS) + " |",
-        "|---|---|---|",
-        row("sd: root mean square (mean)",
-            lambda v: f"{v['sd_rms']:.5f} ({v['sd_mean']:.5f})"),
-        row("sd: RMS / empirical sd of the fitted G",
-            lambda v: f"**{v['sd_rms'] / s['G_sd']:.2f}**"),
-        row("noise_sd: RMS / empirical (refits)",
-            lambda v: f"{v['noise_sd_rms']:.5f} / {s['noise_sd_empirical']:.5f} = "
-            f"{v['noise_ratio']:.2f}"),
-        row("data_sd: RMS / empirical (total minus noise)",
-            lambda v: f"{v['data_sd_rms']:.5f} / {s['data_sd_empirical']:.5f} = "
-            f"{v['data_ratio']:.2f}"),
-        row("sd: coefficient of variation over data sets", lambda v: f"{v['sd_cv']:.2f}"),
-        row("Welch-Satterthwaite dof: median (range)",
-            lambda v: f"{v['dof_median']:.1f} ({v['dof_range'][0]:.1f}-{v['dof_range'][1]:.1f})"),
-        "",
-        "The root mean square of the reported sd is the like-for-like comparison (the "
-        "reported variances are unbiased estimates; an sd from 3-6 dof is biased low, so its "
-        "plain mean sits below the truth even when the variances are right).",
-        "",
-        "## Checks of the derivatives",
-        "",
-        f"- `nd.check_gradient` of the fit's loss (first data set, the fit's key), before the "
-        f"runs: {checks_text}.",
-        f"- `nd.identifiability` at the first fit (G = {hess['G']:.5f}, loss "
-        f"{hess['loss']:.5f}, gradient {hess['gradient']:.2e}): Hessian {hess['hessian']:.6g} "
-        f"(forward-over-reverse), central differences of `jax.grad` {fd}: relative error "
-        f"**{hess['relative_error']:.1e}**. Gauss-Newton information J^T J = "
-        f"{hess['fisher']:.6g} ({hess['seconds']:.1f} s, compilation included).",
-        "",
-        "## Cost",
-        "",
-        f"Per repetition (median over repetitions 2-{M}; the first, with compilation, took "
-        f"{sum(s['seconds_first'].values()):.1f} s): {rep_s:.1f} s, of which simulating the "
-        f"data {sec['data']:.2f} s, the fit ({STEPS} steps) {sec['fit']:.1f} s, "
-        f"`nd.uncertainty` {sec['uncertainty']:.1f} s (1 Hessian-vector product + "
-        f"{NOISE_KEYS} + {RUNS} gradients; {sec['uncertainty_as_is']:.1f} s on the root as it "
-        f"is) and the check refit ({REFIT_STEPS} steps) {sec['refit']:.1f} s. What a user "
-        f"pays: the error bar adds {100 * sec['uncertainty'] / sec['fit']:.0f} % to the fit's "
-        "time.",
-        "",
-        *why,
-        "## What the intervals mean, and what they do not",
-        "",
-        "- They describe how far the fitted G would move with another noise realisation of "
-        "the fit and with other runs drawn like these (same subject, same length, same "
-        "model), to first order around the loss's minimum. That is what was varied here, and "
-        "it is what the coverage measures.",
-        "- They do **not** cover model misspecification: here the data come from the fitted "
-        "model itself (same equations, delays, gamma, solver and monitor). Fitted to real "
-        "data, a wrong model has a best G that no amount of data moves to a 'true' value, "
-        "and the intervals say nothing about that gap; nor do they cover other subjects "
-        "unless the left-out runs are subjects.",
-        "- They rest on few replicates: 4 runs give the jackknife 3 dof and 4 keys give the "
-        "sandwich 3; the Student-t quantile (about 2.4-3.2 here, against 1.96) pays for that "
-        "with wide intervals, and a single reported sd is itself uncertain (the coefficient "
-        "of variation above). Coverage holds on average over data sets, not for each one.",
-        "- Both parts are linearisations (a Newton step for each left-out run, a sandwich "
-        "for the noise): a loss far from quadratic over the interval breaks them"
-        + (", as the rmse's root does when expanded as it is (above)" if short else "")
-        + ". The fits here "
-        "end within "
-        f"{s['newton_over_sd_max']:.1e} sd of the minimum (the largest remaining Newton "
-        "step), so convergence is not the cause.",
-        "",
+        *_table("Coverage: hits / data sets = rate [Wilson 95 %]", ("", *names), [
+            both(f"{100 * p['LEVEL']:g} % interval holds G*", "**{rate}**"),
+            both("`valid`", "{valid} / {M}"),
+            both("noise alone: t({kd}) x noise_sd holds G*", "{noise_alone_rate}"),
+            both("data alone: t({rd}) x data_sd holds G*", "{data_alone_rate}"),
+            both("refit check: G - G_refit within t({kd}) x sqrt(2) x noise_sd", "{refit_rate}")]),
+        *_table("Calibration: the same sd and dof, the level's t quantile", ("level", *names), [
+            (f"{float(level):.2f}", *(_rate(v["calibration"][level]["hits"], M,
+                                            v["calibration"][level]["ci"]) for v in cols))
+            for level in cols[0]["calibration"]]),
+        *_table("Fitted G over the {M} data sets".format(**ns), ("quantity", "value"), [
+            one("mean (G*)", "{G_mean:.5f} ({G_TRUE})"),
+            one("standard error; bias / standard error", "{bias_se:.5f}; {bias:+.1f}"),
+            one("sd (its relative standard error)", "**{G_sd:.5f}** ({rel_se:.0f} %)"),
+            one("noise sd: rms(G - G_refit) / sqrt(2)", "{noise_sd_empirical:.5f}"),
+            one("data sd: sqrt(sd^2 - noise sd^2)", "{data_sd_empirical:.5f}"),
+            one("data's mean FC: mean (sd)", "{data_mean_fc:.3f} ({data_mean_fc_sd:.3f})"),
+            one("largest remaining Newton step / sd: fit; refit",
+                "{newton_over_sd_max:.1e}; {newton_refit_over_sd_max:.1e}"),
+            one("rmse at the fits: range", "{loss_min_range[0]:.3f}-{loss_min_range[1]:.3f}"),
+            one("sqrt(rmse / H), H the rmse's curvature: median", "{quadratic_width_median:.5f}"),
+            one("H at the fit's key / mean H at the fresh keys: mean (range)",
+                "{hessian_fit_over_fresh_mean:.1f} ({hessian_fit_over_fresh_range[0]:.1f}-"
+                "{hessian_fit_over_fresh_range[1]:.1f})"),
+            one("data sets with a fresh key's H <= 0",
+                "{fresh_hessian_negative} / {fresh_hessian_reps}")]),
+        *_table("Reported sd", ("quantity", *names), [
+            both("sd: RMS (mean)", "{sd_rms:.5f} ({sd_mean:.5f})"),
+            both("sd RMS / fitted G's sd", "**{ratio:.2f}**"),
+            both("noise_sd RMS / noise sd",
+                 "{noise_sd_rms:.5f} / {noise_sd_empirical:.5f} = {noise_ratio:.2f}"),
+            both("data_sd RMS / data sd",
+                 "{data_sd_rms:.5f} / {data_sd_empirical:.5f} = {data_ratio:.2f}"),
+            both("sd: coefficient of variation", "{sd_cv:.2f}"),
+            both("dof (Welch-Satterthwaite): median (range)",
+                 "{dof_median:.1f} ({dof_range[0]:.1f}-{dof_range[1]:.1f})")]),
+        *_table("Derivative checks: first data set, the fit's key",
+                ("check", "G", "jax", "central differences", "relative error"), [
+            *((f"`nd.check_gradient`{'' if c['agree'] else ' (**not agreeing**)'}",
+               f"{c['G']:.5f}", f"{c['gradient']:.6g}", f"{c['finite_difference']:.6g} (h = "
+               f"{c['step']:g}), {c['finite_difference_half']:.6g} (h / 2)",
+               f"{c['relative_error']:.1e}") for c in data["gradient_checks"]),
+            one("`nd.identifiability` Hessian (loss {hess[loss]:.5f}, gradient "
+                "{hess[gradient]:.2e}; J^T J {hess[fisher]:.6g}; {hess[seconds]:.1f} s)",
+                "{hess[G]:.5f} | {hess[hessian]:.6g} | {fd} | **{hess[relative_error]:.1e}**")]),
+        *_table(f"Cost: seconds per repetition (median over 2-{M}; the first, compiling)",
+                ("part", "median", "first"), [
+            *((name, f"{sec[k]:.{d}f}", f"{first[k]:.{d}f}") for k, name, d in (
+                ("data", "simulate the data", 2), ("fit", f"fit ({p['STEPS']} steps)", 1),
+                ("uncertainty", f"`nd.uncertainty`, {names[0]}", 1),
+                ("uncertainty_as_is", f"`nd.uncertainty`, {names[1]}", 1),
+                ("refit", f"refit check ({p['REFIT_STEPS']} steps)", 1))),
+            ("total", *(f"{sum(x.values()):.1f}" for x in (sec, first))),
+            ("`nd.uncertainty` / fit",
+             *(f"{100 * x['uncertainty'] / x['fit']:.0f} %" for x in (sec, first)))]),
         "Raw numbers per repetition: `uncertainty.json`.",
     ]
-    lines += C.machine_section(info, end_load)
-    return "\n".join(lines) + "\n"
+    end_load = data.get("end_load") or "not recorded in the JSON"
+    return "\n".join(lines + C.machine_section(data["machine"], end_load)) + "\n"
 
 
-# ----------------------------------------------------------------------------- main
+def run(args) -> str:
+    """Simulate, fit, summarise: the run's JSON text."""
+    info, wall = C.machine_info(), time.perf_counter()
+    truth = network(*connectome()[:2], G_TRUE)
+    simulate_runs = eqx.filter_jit(fc_loss(np.eye(NODES), RUNS).signals)
+    checks = gradient_checks(truth, simulate_runs, args.seed)
+    rows = []
+    for rep in range(args.reps):
+        rows.append(r := repetition(rep, args.seed, truth, simulate_runs, rep < args.diagnose))
+        print(f"{rep:3d} G {r['G']:.5f}, sd {r['library']['sd']:.5f} / {r['as_is']['sd']:.5f}, "
+              f"{sum(r['seconds'].values()):.1f} s, load {C.loadavg()}", flush=True)
+    hess = hessian_check(truth, simulate_runs, args.seed, rows[0]["G"])
+    s = summarise(rows)
+    wall = time.perf_counter() - wall
+    settings = {k: globals()[k] for k in (
+        "NODES SPEED GAMMA SIGMA G_TRUE START DT PERIOD DURATION BURN_IN RUNS REALISATIONS "
+        "NOISE_KEYS STEPS LR REFIT_STEPS REFIT_LR LEVEL").split()}
+    return json.dumps(
+        {"settings": {**settings, "seed": args.seed, "reps": args.reps,
+                      "diagnose": args.diagnose},
+         "machine": info, "wall_seconds": wall, "end_load": C.loadavg(),
+         "max_load": max(C._LOADS, default=None), "gradient_checks": checks,
+         "hessian_check": hess, "summary": s, "repetitions": rows}, indent=1)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=REPS, help=f"data sets (default {REPS})")
-    parser.add_argument("--diagnose", type=int, default=DIAGNOSE,
-                        help="first data sets with the Hessian under each fresh key "
-                             f"(default {DIAGNOSE})")
+    parser.add_argument("--diagnose", type=int, default=DIAGNOSE, help="first data sets with "
+                        f"the Hessian under each fresh key (default {DIAGNOSE})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(C.RESULTS / "uncertainty.md"))
     parser.add_argument("--no-write", action="store_true", help="print, write nothing")
+    parser.add_argument("--from-json", metavar="PATH", help="write the markdown from a JSON "
+                        "this script wrote; simulates nothing, writes no JSON")
     args = parser.parse_args()
-    args.argv = [f"--reps {args.reps}" if args.reps != REPS else "",
-                 f"--diagnose {args.diagnose}" if args.diagnose != DIAGNOSE else "",
-                 f"--seed {args.seed}" if args.seed else ""]
-    info = C.machine_info()
-    wall = time.perf_counter()
-    w, lengths, labels = connectome()
-    truth = network(w, lengths, G_TRUE)
-    simulate_runs = eqx.filter_jit(fc_loss(np.eye(NODES), RUNS).signals)
-
-    checks = gradient_checks(truth, simulate_runs, args.seed)
-    for c in checks:
-        print(f"check_gradient at G {c['G']:.5f}: {c['gradient']:.6g} vs "
-              f"{c['finite_difference_half']:.6g} (rel {c['relative_error']:.1e})", flush=True)
-    rows = []
-    for rep in range(args.reps):
-        rows.append(repetition(rep, args.seed, truth, simulate_runs, rep < args.diagnose))
-        r, a, b = rows[-1], rows[-1]["library"], rows[-1]["as_is"]
-        print(f"{rep:3d} G {r['G']:.5f} refit {r['G_refit']:.5f} | library sd {a['sd']:.5f} "
-              f"(noise {a['noise_sd']:.5f}, data {a['data_sd']:.5f}) hit "
-              f"{a['lower'] <= G_TRUE <= a['upper']:d} | as-is sd {b['sd']:.5f} (noise "
-              f"{b['noise_sd']:.5f}, data {b['data_sd']:.5f}) hit "
-              f"{b['lower'] <= G_TRUE <= b['upper']:d} | {sum(r['seconds'].values()):.1f} s "
-              f"({time.strftime('%H:%M:%S')}, load {C.loadavg()})", flush=True)
-    hess = hessian_check(truth, simulate_runs, args.seed, rows[0]["G"])
-    print(f"identifiability: H {hess['hessian']:.6g}, FD {hess['finite_difference']}, "
-          f"rel {hess['relative_error']:.1e}", flush=True)
-    s = summarise(rows)
-    wall = time.perf_counter() - wall
-    print(json.dumps(s, indent=1))
-    if args.no_write:
-        return
-    end_load = C.loadavg()
+    saved = Path(args.from_json).read_text() if args.from_json else run(args)
+    text = report(json.loads(saved), source=args.from_json)  # the same data either way
     out = Path(args.out)
-    settings = {k: globals()[k] for k in (
-        "NODES", "SPEED", "GAMMA", "SIGMA", "G_TRUE", "START", "DT", "PERIOD", "DURATION",
-        "BURN_IN", "RUNS", "REALISATIONS", "NOISE_KEYS", "STEPS", "LR", "REFIT_STEPS",
-        "REFIT_LR", "LEVEL")}
-    out.with_suffix(".json").write_text(json.dumps(
-        {"settings": {**settings, "seed": args.seed, "reps": args.reps,
-                      "diagnose": args.diagnose},
-         "machine": info, "wall_seconds": wall, "gradient_checks": checks,
-         "hessian_check": hess, "summary": s, "repetitions": rows}, indent=1))
-    out.write_text(report(args, info, labels, w, lengths, checks, hess, rows, s, wall,
-                          end_load), encoding="utf-8")
-    print(f"wrote {out} (and .json)")
+    if args.no_write:
+        print(text)
+        return
+    if not args.from_json:
+        out.with_suffix(".json").write_text(saved)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out}" + ("" if args.from_json else " (and .json)"))
 
 
 if __name__ == "__main__":
