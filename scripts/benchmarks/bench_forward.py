@@ -344,29 +344,6 @@ def main():
     write_report(args, info, source, tool_rows, compile_rows, parity, micro)
 
 
-GOAL_SPEEDUP = 2.0  # issue 11: netdyn's CPU forward at least 2x tvboptim's speed
-
-
-def forward_goal(tool_rows):
-    """The issue's CPU forward goal against the rows measured (nearest delays, as tvboptim)."""
-    lines = []
-    for dtype_name in dict.fromkeys(r[0] for r in tool_rows):
-        rows = {name: best for d, name, best, *_ in tool_rows if d == dtype_name}
-        nd_, tv = rows.get("netdyn (nearest delays)"), rows.get("tvboptim 0.4 (nearest delays)")
-        if nd_ is None or tv is None:
-            continue
-        speed = tv / nd_
-        lines.append(
-            f"- {dtype_name}: netdyn {nd_:.2f} µs/step vs tvboptim {tv:.2f}: **{speed:.2f}x** — "
-            f"{'met' if speed >= GOAL_SPEEDUP else 'missed'}"
-        )
-    if not lines:
-        return []
-    return ["", f"Goal (issue 11): netdyn's CPU forward at least {GOAL_SPEEDUP:g}x tvboptim's "
-            "speed on the reference workload (the issue states it for float64; best of the "
-            "interleaved calls, same run):", "", *lines]
-
-
 def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
     out = ["# Forward benchmark: the reference workload", ""]
     out.append(
@@ -391,7 +368,6 @@ def write_report(args, info, source, tool_rows, compile_rows, parity, micro):
         out.append(
             f"| {dtype_name} | {name} | {best:.2f} | {median:.2f} | {seconds:.3f} | {ratio} |"
         )
-    out += forward_goal(tool_rows)
     out += ["", "Compile time (trace + XLA compile, AOT):", ""]
     out.append("| dtype | tool | compile s |")
     out.append("|---|---|---|")

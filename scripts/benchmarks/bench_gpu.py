@@ -24,7 +24,7 @@ stays under 8 minutes on an H100 with compilation and start-up):
    ``vmap`` layout, batch-first) and tvboptim. A batch whose
    compiled memory exceeds the device's free memory is skipped, with a note.
 
-Then it prints the issue's goals next to the measures and writes ``benchmarks/gpu.md``.
+Then it writes the tables of figures to ``benchmarks/gpu.md``.
 
 The budget, from the issue's H100 figures: a forward call of 10 s takes ~0.11 s (11 µs per
 step), so a forward section is its compilation plus a few seconds. One round of the
@@ -62,13 +62,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import _common as C  # first: this checkout's netdyn
 from _common import DT, PERIOD, SIGMA, SPEED, G
-
-# The issue's goals (issue 11) and the figures it was written from (H100, jax 0.11.2).
-GOAL_FORWARD_F32 = 2.5  # netdyn f32 single-simulation forward >= 2.5x tvboptim's speed
-GOAL_GRAD_MB = 10.0  # a netdyn gradient within 10 MB of XLA temp memory ...
-GOAL_BATCH_RATE = 60e6  # network-steps/s at B >= 4096, never falling as B grows
-GOAL_BATCH_MIN_B = 4096
-FALL_TOLERANCE = 0.05  # "never falling": a drop of more than 5 % between consecutive B
 
 UNROLLS = (1, 4, 8, 16)
 BATCHES = (256, 1024, 2048, 4096, 8192)
@@ -410,7 +403,7 @@ def batched_section(child, data, deadline):
           flush=True)
     child.results["batch_steps"] = n_steps
     child.results["batch_compile_wall_s"] = wall
-    # netdyn first at every B (the goal), then tvboptim with what is left of the budget.
+    # netdyn first at every B, then tvboptim with what is left of the budget.
     # network-steps/s, a pessimistic first guess
     rate = {"netdyn": 4e6, "netdyn, per-member graph": 4e6, "tvboptim": 4e6}
     for tool in fns:
@@ -520,85 +513,6 @@ def run_parts(args):
     return parts
 
 
-def goals(parts, assess):
-    """Rows ``(measure, netdyn, anchor, goal, status)`` of the issue's goals. ``assess``:
-    whether the figures are the GPU's (otherwise the status says what they would read)."""
-    rows = []
-
-    def fwd(part, tool):
-        rs = [r for r in parts.get(part, {}).get("forward", []) if r["tool"] == tool]
-        return min(rs, key=lambda r: r["us_best"]) if rs else None
-
-    for part in ("float64", "float32"):
-        nd_, tv = fwd(part, "netdyn"), fwd(part, "tvboptim")
-        if nd_ is None:
-            rows.append((f"forward, single simulation, {part}", "not measured", "", "", ""))
-            continue
-        anchor = f"tvboptim {tv['us_best']:.2f} µs/step" if tv else "tvboptim not measured"
-        speed = tv["us_best"] / nd_["us_best"] if tv else None
-        netdyn = (f"{nd_['us_best']:.2f} µs/step (unroll={nd_['unroll']})"
-                  + (f", {speed:.2f}x tvboptim's speed" if speed else ""))
-        if part == "float32":
-            status = "not assessed" if speed is None else (
-                "**met**" if speed >= GOAL_FORWARD_F32 else "**missed**")
-            rows.append((f"forward, single simulation, {part}", netdyn, anchor,
-                         f"≥ {GOAL_FORWARD_F32}x tvboptim", status))
-        else:
-            rows.append((f"forward, single simulation, {part}", netdyn, anchor, "(no goal)",
-                         ""))
-    for part in ("float64", "float32"):
-        grads = parts.get(part, {}).get("gradient", [])
-        nd_rows = [r for r in grads if r["tool"] == "netdyn"]
-        tv = next((r for r in grads if r["label"] == "tvboptim"), None)
-        fitting = [r for r in nd_rows if r["temp_mb"] <= GOAL_GRAD_MB]
-        if not fitting:
-            rows.append((f"gradient ≤ {GOAL_GRAD_MB:g} MB, {part}",
-                         "no netdyn gradient measured within 10 MB" if nd_rows
-                         else "not measured", "", "", ""))
-            continue
-        best = min(fitting, key=lambda r: r["grad_s"])
-        netdyn = f"{best['label']} {best['grad_s']:.2f} s at {best['temp_mb']:.2f} MB"
-        if tv:
-            anchor = f"tvboptim (no checkpointing) {tv['grad_s']:.2f} s at {tv['temp_mb']:.0f} MB"
-            status = "**met**" if best["grad_s"] <= tv["grad_s"] else "**missed**"
-            netdyn += f" ({best['grad_s'] / tv['grad_s']:.2f}x tvboptim's time)"
-        else:
-            anchor, status = "tvboptim not measured", "not assessed"
-        rows.append((f"gradient ≤ {GOAL_GRAD_MB:g} MB ({parts[part].get('grad_seconds', 0):g} s, "
-                     f"HRF BOLD), {part}", netdyn, anchor,
-                     "≤ tvboptim's time (no checkpointing)", status))
-    batched = [r for r in parts.get("float32", {}).get("batched", [])
-               if r["tool"] == "netdyn" and "rate" in r]
-    if batched:
-        rates = [(r["B"], r["rate"]) for r in batched]
-        big = [rt for B, rt in rates if B >= GOAL_BATCH_MIN_B]
-        falls = [f"{B0}->{B1}" for (B0, r0), (B1, r1) in zip(rates, rates[1:])
-                 if r1 < (1 - FALL_TOLERANCE) * r0]
-        netdyn = ", ".join(f"{rt / 1e6:.1f} M ({B})" for B, rt in rates)
-        tv = [r for r in parts["float32"]["batched"] if r["tool"] == "tvboptim" and "rate" in r]
-        anchor = ("tvboptim " + ", ".join(f"{r['rate'] / 1e6:.1f} M ({r['B']})" for r in tv)
-                  if tv else "tvboptim not measured")
-        if not big:
-            status = "not assessed (no B ≥ 4096 measured)"
-        else:
-            ok = min(big) >= GOAL_BATCH_RATE and not falls
-            status = "**met**" if ok else "**missed**"
-            if falls:
-                status += f" (falls: {', '.join(falls)})"
-        rows.append(("batched forward, vmap over G, float32, network-steps/s (B)", netdyn,
-                     anchor, f"≥ {GOAL_BATCH_RATE / 1e6:g} M at B ≥ {GOAL_BATCH_MIN_B}, never "
-                     f"falling as B grows (> {FALL_TOLERANCE:.0%} drop)", status))
-    else:
-        rows.append(("batched forward", "not measured", "", "", ""))
-    if not assess:
-        rows = [(*r[:4], r[4] if not r[4] or r[4].startswith("not assessed")
-                 else f"not assessed (not a GPU run; here: {r[4]})") for r in rows]
-    rows.append(("`Policy(names, offload=True)` on the GPU", "offloading was removed "
-                 "(commit 5105bec): nothing to compile or measure", "", "compiles, or removed",
-                 "removed"))
-    return rows
-
-
 def write_report(args, parts, info, elapsed, out, sources):
     device = parts.get("float64", {}).get("device") or parts.get("float32", {}).get("device")
     backend = parts.get("float64", {}).get("backend") or parts.get("float32", {}).get("backend")
@@ -617,16 +531,10 @@ def write_report(args, parts, info, elapsed, out, sources):
     )
     if not on_gpu:
         lines += ["", f"**Not a GPU** (backend `{backend}`): these figures are not the "
-                  "H100's, and the goals below are not assessed against them."
+                  "H100's."
                   + (" Smoke run: tiny sizes, only to check that the script runs."
                      if args.smoke else "")]
     lines += C.machine_section(info)
-    lines += ["", "## Goals (issue 11)", "",
-              "| measure | netdyn | anchor (same run) | goal | status |", "|---|---|---|---|---|"]
-    for row in goals(parts, on_gpu and not args.smoke):
-        lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "CPU goals (forward ≥ 2x tvboptim, `Uniform(1000)` gradient ≤ 4x its "
-              "forward) are measured in `forward.md` and `remat.md`."]
 
     lines += ["", "## Single-simulation forward", ""]
     steps = next((p.get("forward_steps") for p in parts.values() if p.get("forward_steps")),
@@ -664,8 +572,8 @@ def write_report(args, parts, info, elapsed, out, sources):
         "`tvboptim(1000,stream)` computes the same loss and gradient as blocks of 1000 with "
         "the BOLD after the solve (checked in `remat.md`).")
     lines += ["", "| dtype | configuration | gradient s (best) | median | calls | grad / fwd "
-              "| vs tvboptim default | temp MB | ≤ 10 MB | loss | dloss/dG |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| vs tvboptim default | temp MB | loss | dloss/dG |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for part in ("float64", "float32"):
         rs = parts.get(part, {}).get("gradient", [])
         tv = next((r for r in rs if r["label"] == "tvboptim"), None)
@@ -675,8 +583,7 @@ def write_report(args, parts, info, elapsed, out, sources):
                 f"| {r['calls']} | "
                 + (f"{r['grad_s'] / r['fwd_s']:.2f}" if r.get("fwd_s") else "—")
                 + " | " + (f"{r['grad_s'] / tv['grad_s']:.2f}x" if tv else "—")
-                + f" | {r['temp_mb']:.2f} | {'yes' if r['temp_mb'] <= GOAL_GRAD_MB else 'no'}"
-                f" | {r['loss']:.8f} | {r['grad']:.6e} |")
+                + f" | {r['temp_mb']:.2f} | {r['loss']:.8f} | {r['grad']:.6e} |")
 
     lines += ["", "## Batched forward throughput (float32)", ""]
     bsteps = parts.get("float32", {}).get("batch_steps")
@@ -708,8 +615,9 @@ def write_report(args, parts, info, elapsed, out, sources):
     lines += [f"- {n}" for n in notes] or ["- Every case ran."]
     lines.append(
         "- Not measured by this script: the test suite on the GPU (`pytest -n 8`), "
-        "`nd.sweep` / `fit_multistart` across processes, and the CPU goals "
-        "(`forward.md`, `remat.md`).")
+        "`nd.sweep` / `fit_multistart` across processes, the CPU figures "
+        "(`forward.md`, `remat.md`), and `Policy(names, offload=True)` (host offloading "
+        "was removed in commit 5105bec: nothing to compile or measure).")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(lines).rstrip("\n") + "\n")
@@ -765,9 +673,6 @@ def main():
     elapsed = time.perf_counter() - t
     sources = (C.load_connectome()[2], C.load_data()[3])
     write_report(args, parts, info, elapsed, out, sources)
-    backend = next((p.get("backend") for p in parts.values() if p.get("backend")), None)
-    for row in goals(parts, backend == "gpu" and not args.smoke):
-        print(" | ".join(row))
 
 
 if __name__ == "__main__":
