@@ -19,9 +19,9 @@ class SparseGraph(AbstractSparseGraph):
 
     $$ g_{k,i} = \sum_{e:\ \mathrm{targets}_e = i} w_e\, v_{k,e}. $$
 
-    Worth it on CPU for thresholded connectomes (10-30 % of the entries kept: 1.3-3x
-    faster forward, 2-5x faster gradients than the dense layout at 84 and 400 nodes, see
-    ``benchmarks/sparse.md``); for a dense matrix, and on GPU at a few hundred nodes
+    Worth it on CPU for thresholded connectomes (10-30 % of the entries kept: 1.3-3.6x
+    faster forward, 1.0-2.5x faster gradients than the dense layout at 84 and 400 nodes,
+    see ``benchmarks/sparse.md``); for a dense matrix, and on GPU at a few hundred nodes
     (where both layouts are bound by kernel launches), use ``DenseGraph``. Build with
     ``SparseGraph.from_dense(weights, threshold=...)`` or from edge lists. The constructor
     reorders the edges into the layout the weighted sum needs

@@ -201,6 +201,9 @@ def formulations(w, lengths, n_steps, repeats):
     return dict(zip(cands, (t / n_steps * 1e6 for t in times))), int(K), len(t)
 
 
+HISTORY_MARKER = "<!-- earlier measurements: kept when this file is regenerated -->"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -271,11 +274,7 @@ def main():
                    + " | ".join(f"{v:.1f}" for v in t.values()) + " |")
             print(row, flush=True)
             lines.append(row)
-    lines.append("")
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines))
-    print(f"wrote {args.out}")
+    C.write_report(args.out, lines, HISTORY_MARKER)
 
 
 if __name__ == "__main__":
