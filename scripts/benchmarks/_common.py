@@ -349,12 +349,18 @@ def machine_info() -> dict[str, str]:
     }
 
 
-def machine_section(info, end_load=None) -> list[str]:
-    """The ``## Machine`` lines of a report: ``info`` and the load average at the end."""
+def peak_load() -> float | None:
+    """The largest 1-minute load average ``loadavg`` has seen in this process."""
+    return max(_LOADS, default=None)
+
+
+def machine_section(info, end_load=None, peak=None) -> list[str]:
+    """The ``## Machine`` lines of a report: ``info`` and the load average at the end
+    (``peak``: the largest 1-minute load of a run whose report is rewritten later)."""
     lines = ["", "## Machine", ""]
     lines += [f"- {k}: {v}" for k, v in info.items()]
     lines.append(f"- load average at end: {end_load or loadavg()}")
-    seen = list(_LOADS)
+    seen = [*_LOADS, *([] if peak is None else [peak])]
     for text in (info.get("load average at start"), end_load):
         try:
             seen.append(float(str(text).split()[0]))

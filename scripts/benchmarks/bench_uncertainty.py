@@ -318,8 +318,6 @@ def report(data: dict, source: str | None = None) -> str:
     argv = [f"--reps {p['reps']}" if p["reps"] != REPS else "",
             f"--diagnose {p['diagnose']}" if p["diagnose"] != DIAGNOSE else "",
             f"--seed {p['seed']}" if p["seed"] else ""]
-    if data.get("max_load") is not None:
-        C._LOADS.append(data["max_load"])  # for machine_section's "loaded" line
     names = tuple(VARIANT_NAMES.values())
     lines = [
         "# Coverage of `nd.uncertainty`'s intervals for a known G*", "",
@@ -405,7 +403,8 @@ def report(data: dict, source: str | None = None) -> str:
         "Raw numbers per repetition: `uncertainty.json`.",
     ]
     end_load = data.get("end_load") or "not recorded in the JSON"
-    return "\n".join(lines + C.machine_section(data["machine"], end_load)) + "\n"
+    return "\n".join(lines + C.machine_section(data["machine"], end_load,
+                                                data.get("max_load"))) + "\n"
 
 
 def run(args) -> str:
@@ -429,7 +428,7 @@ def run(args) -> str:
         {"settings": {**settings, "seed": args.seed, "reps": args.reps,
                       "diagnose": args.diagnose},
          "machine": info, "wall_seconds": wall, "end_load": C.loadavg(),
-         "max_load": max(C._LOADS, default=None), "gradient_checks": checks,
+         "max_load": C.peak_load(), "gradient_checks": checks,
          "hessian_check": hess, "summary": s, "repetitions": rows}, indent=1)
 
 
