@@ -9,11 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from toy_networks import remat_network
+from toy_networks import REMAT_NODES, remat_network
 
 import netdyn as nd
 
-N_NODES, DT = 8, 1.0  # remat_network's nodes; 1 ms steps
+DT = 1.0  # ms
 
 
 def _run_g(remat, G, t1=2000.0, run=nd.simulate):
@@ -61,7 +61,7 @@ def test_policies_change_what_is_saved():
     history = _memory(nd.Policy(("history",), block=50))
     # Saving the coupling input keeps one [1, nodes] array per step, the history the
     # whole buffer per step: each policy must show up in the saved residuals.
-    per_step = 2000 * N_NODES * 8
+    per_step = 2000 * REMAT_NODES * 8
     assert coupling.residual_bytes >= nothing.residual_bytes + per_step
     rows = history.residual_bytes - nothing.residual_bytes
     assert rows >= 10 * per_step

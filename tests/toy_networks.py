@@ -130,7 +130,10 @@ def hopf(n, seed, *, G, a, omega, sigma, max_delay):
     )
 
 
+REMAT_NODES = 8
+
+
 def remat_network():
-    """The network the remat tests share: 8 Reduced Wong-Wang nodes with self-loops,
-    delays up to 15 ms at dt = 1 ms, G = 0.6."""
-    return rww(8, seed=7, G=0.6, density=0.6, max_length=60.0, self_loops=True)
+    """The network the remat tests share: ``REMAT_NODES`` Reduced Wong-Wang nodes with
+    self-loops, delays up to 15 ms at dt = 1 ms, G = 0.6."""
+    return rww(REMAT_NODES, seed=7, G=0.6, density=0.6, max_length=60.0, self_loops=True)
