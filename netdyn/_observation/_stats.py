@@ -78,3 +78,14 @@ def check_positive(where: str, name: str, value) -> None:
     """``value > 0``, checked when it is concrete (a traced value is taken as it is)."""
     if not isinstance(value, jax.core.Tracer) and not float(value) > 0:
         raise ValueError(f"{where}: {name} must be > 0, got {value!r}.")
+
+
+def correlation_of_covariance(c: Float[Array, "n n"]) -> Float[Array, "n n"]:
+    r"""The correlation matrix $C_{ij} / \sqrt{C_{ii} C_{jj}}$ of a covariance, with
+    diagonal exactly 1; a variable of variance <= 0 has correlation 0 with the others
+    (finite gradients: a double ``where``)."""
+    d = jnp.diagonal(c)
+    ok = d > 0
+    inv = jnp.where(ok, 1.0 / jnp.sqrt(jnp.where(ok, d, 1.0)), 0.0)
+    r = c * inv[:, None] * inv[None, :]
+    return jnp.where(jnp.eye(c.shape[0], dtype=bool), jnp.ones_like(r), r)
