@@ -48,7 +48,6 @@ from ._fit.bounds import (
 )
 from ._fit.check_gradient import GradientCheck as GradientCheck, check_gradient as check_gradient
 from ._fit.errors import FitDivergedError as FitDivergedError
-from ._fit.fc_loss import FcLoss as FcLoss
 from ._fit.fit import fit as fit
 from ._fit.history import FitHistory as FitHistory
 from ._fit.identifiability import (
@@ -82,6 +81,16 @@ from ._graph.delay import DelayGraph as DelayGraph
 from ._graph.dense import DenseGraph as DenseGraph
 from ._graph.sparse import SparseGraph as SparseGraph
 from ._graph.sparse_delay import SparseDelayGraph as SparseDelayGraph
+from ._linear.fixed_point import Drift as Drift
+from ._linear.linear_fc import LinearFc as LinearFc, linear_fc as linear_fc
+from ._linear.lyapunov import (
+    BlockCovariance as BlockCovariance,
+    block_lyapunov as block_lyapunov,
+    lyapunov as lyapunov,
+)
+from ._loss._base import AbstractFcLoss as AbstractFcLoss, AbstractLoss as AbstractLoss
+from ._loss.fc_loss import FcLoss as FcLoss
+from ._loss.linear_fc_loss import LinearFcLoss as LinearFcLoss
 from ._memory import GradientMemory as GradientMemory, gradient_memory as gradient_memory
 from ._monitor._base import AbstractMonitor as AbstractMonitor
 from ._monitor.bold import Bold as Bold

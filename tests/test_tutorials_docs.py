@@ -296,7 +296,7 @@ def test_output_blocks_are_fenced_and_shortened():
 def test_architecture_map_names_modules_and_names_that_exist():
     text = (ROOT / "docs" / "architecture.md").read_text()
     paths = set(re.findall(r"\b((?:netdyn|docs|tutorials|tests)/[\w./]*\w/?)", text))
-    assert {"netdyn/_simulate/simulate.py", "netdyn/_remat/", "netdyn/_fit/fc_loss.py",
+    assert {"netdyn/_simulate/simulate.py", "netdyn/_remat/", "netdyn/_loss/fc_loss.py",
             "netdyn/_cli/"} <= paths
     missing = sorted(p for p in paths if "NAME" not in p and not (ROOT / p).exists())
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"

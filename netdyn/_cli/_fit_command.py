@@ -14,9 +14,9 @@ import numpy as np
 from .._fit import interrupt
 from .._fit.check_gradient import check_gradient
 from .._fit.errors import FitDivergedError
-from .._fit.fc_loss import FcLoss
 from .._fit.fit import fit
 from .._fit.level_search import level_search
+from .._loss.fc_loss import FcLoss
 from .._network import Network
 from .._observation.runs import runs_fc, score_runs
 from ._atomic import write_json

@@ -3,7 +3,7 @@
 import argparse
 
 from .. import datasets
-from .._fit.fc_loss import METRICS
+from .._loss.fc_loss import METRICS
 from ._model import MODELS
 from ._uncertainty import AUTO_COORDINATES
 

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import jax
 import optax
 
-from .._fit.fc_loss import FcLoss
+from .._loss.fc_loss import FcLoss
 from .._network import Network
 from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun

@@ -6,9 +6,9 @@ import time
 import jax
 import numpy as np
 
-from .._fit.fc_loss import FcLoss
 from .._fit.profile import local_profile
 from .._fit.uncertainty import uncertainty
+from .._loss.fc_loss import FcLoss
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
 from ._model import factor, in_option_units

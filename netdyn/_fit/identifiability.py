@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .._loss._base import AbstractLoss
 from .coordinates import Coordinates, coordinates
-from .fc_loss import FcLoss
 from .step import split_loss
 
 
@@ -23,11 +23,11 @@ class Identifiability(NamedTuple):
     - ``loss``, ``gradient``: $L(u)$ and $\nabla L(u)$.
     - ``hessian``: $H = \nabla^2 L(u)$, symmetrised.
     - ``fisher``: $F = J^\top J$ with $J = \partial r / \partial u$ the Jacobian of the
-      residuals $r$ (the simulated FC's upper triangle for an ``FcLoss``), or ``None``
-      when there are no residuals. For an observation $r + \varepsilon$ with independent
-      noise of variance $s^2$ per entry, $F / s^2$ is the Fisher information and
-      $\sqrt{\mathrm{diag}((F/s^2)^{-1})}$ the Cramer-Rao bound on each coordinate's
-      standard deviation.
+      residuals $r$ (an ``nd.AbstractLoss``'s own ``residuals``, e.g. the FC's upper
+      triangle), or ``None`` when there are no residuals. For an observation
+      $r + \varepsilon$ with independent noise of variance $s^2$ per entry, $F / s^2$ is
+      the Fisher information and $\sqrt{\mathrm{diag}((F/s^2)^{-1})}$ the Cramer-Rao
+      bound on each coordinate's standard deviation.
     - ``hessian_eigenvalues`` / ``fisher_eigenvalues``: descending; the matching
       ``*_eigenvectors`` are their columns.
     - ``sloppy``: the eigen-directions of ``fisher`` (of ``hessian`` without residuals)
@@ -105,15 +105,9 @@ def hessian_matrix(loss_fn, coords: Coordinates, key) -> np.ndarray:
 
 
 def _default_residuals(loss_fn) -> Callable[[Any, Any], Any] | None:
-    if not isinstance(loss_fn, FcLoss):
+    if not isinstance(loss_fn, AbstractLoss):
         return None
-
-    def residuals(model, key):
-        fc = loss_fn.simulated_fc(model, key)
-        i, j = np.triu_indices(fc.shape[0], k=1)
-        return fc[i, j]
-
-    return residuals
+    return loss_fn.residuals
 
 
 def identifiability(
@@ -150,8 +144,8 @@ def identifiability(
 
     - ``loss_fn``, ``model``, ``where``, ``key``, ``bounds``: as for ``nd.fit``.
     - ``residuals``: ``residuals(model, key)`` returning the vector the loss compares
-      with data; ``None``: the simulated FC's upper triangle for an ``nd.FcLoss``, else
-      no Gauss-Newton information.
+      with data; ``None``: an ``nd.AbstractLoss``'s ``residuals`` (the FC's upper
+      triangle for an FC loss), else no Gauss-Newton information.
     - ``sloppy_ratio``: eigenvalues below this fraction of the largest are sloppy.
 
     **Returns**: an ``Identifiability``.

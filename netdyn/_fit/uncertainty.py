@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .._loss._base import AbstractLoss
 from .coordinates import Coordinates, coordinates
-from .fc_loss import FcLoss
 from .identifiability import describe_direction, flat_directions, hessian_matrix
 from .step import split_loss
 
@@ -109,26 +109,10 @@ def _covariance(vectors: np.ndarray, jackknife: bool) -> np.ndarray:
     return (d.T @ d) * ((r - 1) / r if jackknife else 1 / (r - 1))
 
 
-class _Squared(eqx.Module):
-    """An ``FcLoss`` with ``metric="rmse"`` squared: the mean squared error, same minimiser."""
-
-    loss: FcLoss
-
-    def __call__(self, model, key):
-        value, metrics = self.loss(model, key)
-        return value * value, metrics
-
-
 def smooth(loss_fn):
-    """The loss whose Hessian ``uncertainty`` takes: an rmse ``FcLoss`` squared, any
-    other unchanged."""
-    # The root of a mean square concentrates its curvature at each noise key's own minimum
-    # (where the root is smallest): measured on a noisy linear network, the fit key's
-    # Hessian was 3.5x the mean over fresh keys, and the noise sd came out 1.7x too small
-    # (95 % intervals held the truth 0.887 of the time; squared: 0.963).
-    if isinstance(loss_fn, FcLoss) and loss_fn.metric == "rmse":
-        return _Squared(loss_fn)
-    return loss_fn
+    """The loss whose Hessian ``uncertainty`` takes: an ``nd.AbstractLoss``'s
+    ``curvature_loss()`` (an rmse FC loss squared), any other loss unchanged."""
+    return loss_fn.curvature_loss() if isinstance(loss_fn, AbstractLoss) else loss_fn
 
 
 @eqx.filter_jit

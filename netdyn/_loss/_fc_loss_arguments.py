@@ -9,21 +9,21 @@ from .._device_memory import check_fits
 from .._validate import finite_array, number, real_array
 
 
-def target_fc(target) -> np.ndarray:
+def target_fc(target, name: str = "FcLoss target") -> np.ndarray:
     """The empirical FC as a finite, real, symmetric ``[nodes, nodes]`` array (nodes >= 3)."""
-    t = real_array("FcLoss target", target)
+    t = real_array(name, target)
     if t.ndim != 2 or t.shape[0] != t.shape[1] or t.shape[0] < 3:
         raise ValueError(
-            f"FcLoss target must be a square FC matrix [nodes, nodes] with nodes >= 3, "
+            f"{name} must be a square FC matrix [nodes, nodes] with nodes >= 3, "
             f"got shape {t.shape}."
         )
-    t = finite_array("FcLoss target", t).astype(float)
+    t = finite_array(name, t).astype(float)
     gap = np.abs(t - t.T)
     # An FC is symmetric: allow rounding (float32, a GPU matmul's order), not another matrix.
     if gap.max() > 1e-4 * max(1.0, float(np.abs(t).max())):
         i, j = np.unravel_index(np.argmax(gap), gap.shape)
         raise ValueError(
-            f"FcLoss target must be a symmetric FC matrix; entries ({i}, {j}) and ({j}, {i}) "
+            f"{name} must be a symmetric FC matrix; entries ({i}, {j}) and ({j}, {i}) "
             f"differ by {gap[i, j]:.3g} (a matrix with only its upper triangle filled: "
             "np.triu(f) + np.triu(f, 1).T)."
         )

@@ -1,30 +1,27 @@
 """A ready-made loss for ``fit``: simulated BOLD FC against an empirical FC."""
 
-import dataclasses
 import math
-from typing import Literal
+from typing import ClassVar, Literal
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optax
 from jaxtyping import Array, ArrayLike, Float
 
 from .._custom_types import Key
 from .._monitor._base import AbstractMonitor
 from .._network import Network
-from .._observation._stats import upper_triangle
 from .._observation.fc import fc
 from .._observation.fcd import fcd, fcd_values
 from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
-from .._observation.summary import fc_summary
 from .._parameterisation._base import resolve_parameters
 from .._simulate._arguments import check_key
 from .._simulate.simulate import simulate
 from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 from .._validate import flag, number, one_of
+from ._base import AbstractFcLoss
 from ._fc_loss_arguments import check_memory, fcd_target_values, target_fc, window_and_step
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
@@ -51,7 +48,7 @@ def _frozen(tree):
     )
 
 
-class FcLoss(eqx.Module):
+class FcLoss(AbstractFcLoss):
     r"""``loss_fn`` for ``fit``: simulate, take the FC of the monitored signal (usually
     BOLD) and compare it with a target FC.
 
@@ -140,6 +137,7 @@ class FcLoss(eqx.Module):
     called, for a target whose size differs from the network's number of nodes.
     """
 
+    stochastic: ClassVar[bool] = True
     target: Float[Array, "nodes nodes"]
     solver: AbstractSolver
     monitor: AbstractMonitor
@@ -199,11 +197,6 @@ class FcLoss(eqx.Module):
         self.fcd_metric = one_of("FcLoss fcd_metric", fcd_metric, ("w2", "ks"))
         check_memory(self.realisations, samples, t.shape[0], self.target.dtype.itemsize)
 
-    def replace(self, **changes) -> "FcLoss":
-        """A copy with some settings changed, e.g. ``loss.replace(duration=600_000.0,
-        realisations=4)`` for a longer held-out evaluation."""
-        return dataclasses.replace(self, **changes)
-
     @property
     def burn_in_simulated(self) -> float:
         """The burn-in actually simulated (ms): ``burn_in`` rounded up to whole periods."""
@@ -256,6 +249,10 @@ class FcLoss(eqx.Module):
         """The FC the loss compares: the mean over realisations of each run's FC."""
         return jnp.mean(jax.vmap(fc)(self.signals(network, key)), axis=0)
 
+    def model_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
+        """``simulated_fc``: the FC the loss compares."""
+        return self.simulated_fc(network, key)
+
     def __call__(
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
@@ -270,21 +267,3 @@ class FcLoss(eqx.Module):
             loss = loss + self.fcd_weight * d
             metrics = {**metrics, "fcd_distance": d}
         return loss, metrics
-
-    def loss_of_fc(
-        self, f: Float[Array, "nodes nodes"]
-    ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
-        """``(loss, metrics)`` of a simulated FC ``f`` against the target."""
-        metrics = fc_summary(f, self.target)
-        if self.metric == "rmse":
-            loss = metrics["rmse"]
-        elif self.metric == "1-r":
-            loss = 1.0 - metrics["fc_r"]
-        else:
-            gap = metrics["mean_fc"] - jnp.mean(upper_triangle(self.target, k=1))
-            # optax's Huber is delta (|x| - delta / 2) beyond delta: divided by delta, slope 1.
-            term = (jnp.abs(gap) if self.metric == "1-r+mean" else
-                    optax.losses.huber_loss(gap, delta=self.level_width) / self.level_width)
-            loss = 1.0 - metrics["fc_r"] + term
-        return loss, metrics
-
