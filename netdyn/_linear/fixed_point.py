@@ -13,14 +13,16 @@ from jaxtyping import Array, Float
 from .._dynamics._base import clip_to_bounds, coupled_indices
 from .._parameterisation.feedback_inhibition import steady_coupling_input
 
-# Pseudo-transient continuation: implicit Euler steps whose length grows geometrically from
-# FIRST_STEP ms (10x a step) up to Newton's (an infinite step) after about 16 of them, then
-# a few more plain Newton steps. Implicit Euler follows the flow into the basin of the
-# stable fixed point the start relaxes to, where a plain Newton iteration from a far start
-# can jump to another (e.g. the high-activity branch of a bistable model).
-FIRST_STEP = 1.0
-GROWTH = 10.0
-ITERATIONS = 24
+# Pseudo-transient continuation with switched evolution relaxation (Mulder & van Leer
+# 1985; Kelley & Keyes 1998): implicit Euler steps of length h, from FIRST_STEP ms, with h
+# scaled by the fall of the residual |F| at each step (h_{k+1} = h_k |F_{k-1}| / |F_k|),
+# so that steps grow into Newton's method (h -> inf) as the state settles. Implicit Euler
+# follows the flow into the basin of the stable fixed point the start relaxes to, through
+# slow passages too, where a plain Newton iteration from a far start can jump to another
+# (e.g. a saddle between the branches of a bistable model).
+FIRST_STEP = 1.0  # ms
+LONGEST_STEP = 1e12  # ms: Newton's method in effect
+MAX_ITERATIONS = 400
 
 
 class Drift(eqx.Module):
@@ -49,20 +51,35 @@ class Drift(eqx.Module):
 
 def _relax(drift: Drift, y0: Float[Array, " n"]) -> Float[Array, " n"]:
     eye = jnp.eye(y0.size, dtype=y0.dtype)
+    eps = jnp.finfo(y0.dtype).eps
+    tol = 10 * eps ** 0.75
 
-    def step(k, y):
-        f, jac = drift(y), jax.jacfwd(drift)(y)
-        h = jnp.where(k < ITERATIONS - 4, FIRST_STEP * GROWTH ** k.astype(y.dtype), jnp.inf)
-        # (I / h - J) dy = F: an implicit Euler step of length h, Newton's for h = inf.
-        dy = jnp.linalg.solve(eye / h - jac, f)
-        return drift.clip(y + dy)
+    def norm(x):
+        return jnp.max(jnp.abs(x))
 
-    return jax.lax.fori_loop(0, ITERATIONS, step, y0)
+    def step(carry):
+        k, y, h, f_old, _ = carry
+        f = drift(y)
+        h = jnp.clip(h * f_old / jnp.maximum(norm(f), jnp.finfo(y.dtype).tiny), FIRST_STEP,
+                     LONGEST_STEP)
+        # (I / h - J) dy = F: an implicit Euler step of length h.
+        dy = jnp.linalg.solve(eye / h - jax.jacfwd(drift)(y), f)
+        y_new = drift.clip(y + dy)
+        return k + 1, y_new, h, norm(f), norm(y_new - y)
+
+    def going(carry):
+        k, y, h, _, dy = carry
+        settled = (h >= LONGEST_STEP) & (dy <= tol * (1 + norm(y)))
+        return (k < MAX_ITERATIONS) & ~settled
+
+    one = jnp.ones((), y0.dtype)
+    start = (0, y0, FIRST_STEP * one, norm(drift(y0)), jnp.inf * one)
+    return jax.lax.while_loop(going, step, start)[1]
 
 
 def fixed_point(drift: Drift, y0: Float[Array, " n"]) -> Float[Array, " n"]:
     r"""The fixed point $y^*$ of ``drift`` that the flow from ``y0`` relaxes to (implicit
-    Euler steps of growing length, ending in Newton's method), with derivatives by the
+    Euler steps that grow as the residual falls, ending in Newton's method), with derivatives by the
     implicit function theorem (``jax.lax.custom_root``): $\partial y^* = -J^{-1}
     \partial F$, $J = \partial F / \partial y$ at $y^*$; no derivative passes through the
     iterations. Check convergence with ``drift(y*)``."""
