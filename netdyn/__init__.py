@@ -88,6 +88,7 @@ from ._linear.lyapunov import (
     block_lyapunov as block_lyapunov,
     lyapunov as lyapunov,
 )
+from ._linear.stability import spectral_abscissa as spectral_abscissa
 from ._loss._base import AbstractFcLoss as AbstractFcLoss, AbstractLoss as AbstractLoss
 from ._loss.fc_loss import FcLoss as FcLoss
 from ._loss.linear_fc_loss import LinearFcLoss as LinearFcLoss

@@ -52,9 +52,17 @@ def check_numbers(args) -> None:
         _positive("--G", args.G)
     if args.sigma is not None and not (math.isfinite(args.sigma) and args.sigma >= 0):
         raise ValueError(f"--sigma must be a finite number >= 0, got {args.sigma}.")
-    if args.sigma == 0 and "sigma" in args.fit.split(","):
+    fitted = {spec.partition(":")[0].strip() for spec in args.fit.split(",")}
+    if args.sigma == 0 and "sigma" in fitted:
         raise ValueError("--sigma 0 cannot be fitted (it is fitted on a log scale): give "
                          "--sigma > 0, or leave sigma out of --fit.")
+    if args.engine == "linear" and "sigma" in fitted:
+        raise ValueError("--fit sigma with --engine linear: a uniform noise amplitude cancels "
+                         "in the analytic FC, which therefore says nothing about it; fit sigma "
+                         "with --engine simulation, or leave it out of --fit.")
+    if args.engine == "linear" and args.fcd_weight > 0:
+        raise ValueError("--fcd-weight with --engine linear: the FCD needs simulated time "
+                         "series; use --engine simulation.")
     _check_times(args)
 
 

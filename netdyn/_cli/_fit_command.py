@@ -16,6 +16,7 @@ from .._fit.check_gradient import check_gradient
 from .._fit.errors import FitDivergedError
 from .._fit.fit import fit
 from .._fit.level_search import level_search
+from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._network import Network
 from .._observation.runs import runs_fc, score_runs
@@ -68,12 +69,12 @@ def _signals(loss_fn: FcLoss, model, key):
 
 
 @eqx.filter_jit
-def _scan_point(loss_fn: FcLoss, model, key):
+def _scan_point(loss_fn: AbstractFcLoss, model, key):
     loss, metrics = loss_fn(model, key)
     return loss, metrics["mean_fc"]
 
 
-def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
+def _scan(args, net: Network, loss_fn: AbstractFcLoss, target: np.ndarray, key) -> dict:
     """The start of G (in the units of ``--G``): ``level_search`` from ``args.grid``
     values over [G0 / 3, 3 G0] (G0 the model's default) for the G next to the peak of the
     simulated mean FC (one realisation, forward only, one noise key) where it meets the
@@ -87,11 +88,12 @@ def _scan(args, net: Network, loss_fn: FcLoss, target: np.ndarray, key) -> dict:
     moves with the connectome's scale (weights x 1.06 moved it off a grid point that had
     hit it); the search follows the mean FC's peak and finds the crossing to any width."""
     G0 = MODELS[args.model].G
-    one = loss_fn.replace(realisations=1)
+    one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
     level = float(target[np.triu_indices(target.shape[0], k=1)].mean())
     if not args.quiet:
-        print(f"netdyn fit: scanning {args.grid} values of G in [{G0 / 3:.3g}, {3 * G0:.3g}] "
-              f"for the mean FC of the data ({level:.3f}), then its peak and "
+        how = "the analytic FC" if args.engine == "linear" else "one simulation each"
+        print(f"netdyn fit: scanning {args.grid} values of G ({how}) in [{G0 / 3:.3g}, "
+              f"{3 * G0:.3g}] for the mean FC of the data ({level:.3f}), then its peak and "
               f"{args.bisect} bisections ...", flush=True)
 
     def point(g: float):
@@ -179,12 +181,15 @@ def _run(out: Path, planned: FitPlan) -> int:
     interrupt.check()
     key = jax.random.key(args.seed)
     if not args.quiet:
+        simulated = planned.simulated_loss
+        each = ("the analytic FC of the network linearised at its fixed point" if
+                args.engine == "linear" else
+                f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
+                f"{simulated.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms)")
         print(
             f"netdyn fit: {args.model} on {data.name!r} ({data.weights.shape[0]} regions), "
-            f"{_fitted_on(data, args.fc)}; each step: "
-            f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
-            f"{loss_fn.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms); fitting "
-            f"{args.fit} over {args.steps} steps (loss {args.loss}, remat {args.remat}); "
+            f"{_fitted_on(data, args.fc)}; each step: {each}; fitting "
+            f"{args.fit} over {args.steps} steps (loss {args.loss}, engine {args.engine}); "
             f"results in {out}/", flush=True
         )
     start = time.perf_counter()  # the scan and the fit
@@ -213,7 +218,7 @@ def _run(out: Path, planned: FitPlan) -> int:
         return 1
     elapsed = time.perf_counter() - start
 
-    train, simulated, _ = _evaluate(loss_fn, fitted, key)
+    train, simulated, _ = _evaluate(planned.simulated_loss, fitted, key)
     interrupt.check()
     heldout, simulated_heldout, runs = _heldout(args, data, planned.heldout_loss, fitted, key)
     if not args.quiet and args.uncertainty != "off":
@@ -258,7 +263,7 @@ def _heldout(args, data: FitData, heldout_fn: FcLoss, fitted, key):
     return (*mean_and_spread(metrics), metrics), first, runs
 
 
-def _gradient_check(args, loss_fn: FcLoss, net: Network, where, key) -> dict:
+def _gradient_check(args, loss_fn: AbstractFcLoss, net: Network, where, key) -> dict:
     """``check_gradient`` at the start along a random direction relative to each fitted
     value (a relative step of 1.5e-3: smaller steps meet the loss's roughness near the
     bifurcation; values that start at 0, such as map coefficients and input log-gains,

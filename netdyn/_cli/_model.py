@@ -98,7 +98,10 @@ def in_option_units(model: str, name: str, x):
 
 
 def model_defaults(args) -> None:
-    """Fill the options whose default depends on ``--model`` (``--burn-in``)."""
+    """Fill the options whose default depends on ``--model`` (``--burn-in``) or on
+    ``--engine`` (``--fit``: sigma cancels in the analytic FC)."""
+    if args.fit is None:
+        args.fit = "G" if args.engine == "linear" else "G,sigma"
     if args.burn_in is None:
         args.burn_in = MODELS[args.model].burn_in
 

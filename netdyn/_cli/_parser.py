@@ -168,7 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
 def add_fit_options(p: argparse.ArgumentParser) -> None:
     """The options of ``netdyn fit`` that choose what is fitted and how."""
     opt = p.add_argument_group("fit")
-    opt.add_argument("--fit", default="G,sigma", metavar="NAMES",
+    opt.add_argument("--engine", choices=("simulation", "linear"), default="simulation",
+                     help="what each step's loss compares: simulation (the FC of simulated "
+                     "BOLD, noisy; every parameter) or linear (the analytic FC of the network "
+                     "linearised at its stable fixed point, nd.LinearFcLoss: exact, "
+                     "noise-free, milliseconds; not sigma, which cancels in it; for models "
+                     "away from a bifurcation, such as rww-ei-fic). The held-out check and "
+                     "the scores are simulated either way (default simulation)")
+    opt.add_argument("--fit", default=None, metavar="NAMES",
                      help="comma-separated parameters to fit: G (global coupling), sigma "
                      "(noise amplitude, one for all regions) and the model's parameters "
                      "(rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega; rww-ei-fic: w_p, "
@@ -177,7 +184,8 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      "+ sum_k c_k M_ki), the coefficients c_k fitted); input-gain: each "
                      "region's input scaled by exp(g_i), g mean-free, per region or along "
                      "the maps (input-gain:maps); e.g. 'G,I_o', 'G,w:global', "
-                     "'G,sigma,w_p:maps' or 'G,sigma,input-gain' (default: G,sigma)")
+                     "'G,sigma,w_p:maps' or 'G,sigma,input-gain' (default: G,sigma; G with "
+                     "--engine linear)")
     opt.add_argument("--maps", default="in-strength,fc-gradient", metavar="MAPS",
                      help="the regional maps of ':maps' parameters, comma-separated: "
                      "in-strength (of the weights), fc-gradient (the principal gradient of "

@@ -7,7 +7,9 @@ from typing import Any, NamedTuple
 import jax
 import optax
 
+from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
+from .._loss.linear_fc_loss import LinearFcLoss
 from .._network import Network
 from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun
@@ -27,7 +29,10 @@ class FitPlan(NamedTuple):
       the fitted parameters as arrays.
     - ``where``, ``bounds``: the fitted leaves and their bounds, as for ``nd.fit``.
     - ``maps``: the regional maps of ``NAME:maps`` parameters (``None`` without).
-    - ``loss``, ``heldout_loss``: the ``nd.FcLoss`` of the fit and of the held-out check.
+    - ``loss``: the fit's loss (``--engine``: an ``nd.FcLoss`` or an ``nd.LinearFcLoss``).
+    - ``simulated_loss``, ``heldout_loss``: the ``nd.FcLoss`` of the fit's settings (the
+      fit's own loss with ``--engine simulation``; the fitted model's simulated scores on
+      the training FC) and of the held-out check.
     - ``step_scales``: each fitted leaf's share of the learning rate (``None``: all 1).
     - ``optimizer``: the Optax optimizer of the fit.
     """
@@ -38,7 +43,8 @@ class FitPlan(NamedTuple):
     where: Any
     bounds: tuple
     maps: RegionMaps | None
-    loss: FcLoss
+    loss: AbstractFcLoss
+    simulated_loss: FcLoss
     heldout_loss: FcLoss
     step_scales: tuple[float, ...] | None
     optimizer: optax.GradientTransformation
@@ -69,14 +75,16 @@ def plan_options(args: argparse.Namespace) -> FitPlan:
     net, monitor = network(args, data.weights, data.lengths)  # built once
     maps = read_maps(args.maps, data.weights, data.target) if ":maps" in args.fit else None
     where, bounds, net = selection(args, net, maps)  # once
-    loss = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
-                  duration=args.duration, dt=args.dt, metric=args.loss,
-                  burn_in=args.burn_in, realisations=args.realisations,
-                  burn_in_gradient=args.burn_in_gradient, **fcd_terms(args, data))
-    heldout = loss.replace(duration=args.heldout_duration,
-                           realisations=args.heldout_realisations)
+    simulated = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
+                       duration=args.duration, dt=args.dt, metric=args.loss,
+                       burn_in=args.burn_in, realisations=args.realisations,
+                       burn_in_gradient=args.burn_in_gradient, **fcd_terms(args, data))
+    loss = simulated if args.engine == "simulation" else LinearFcLoss(
+        data.target, monitor, metric=args.loss)
+    heldout = simulated.replace(duration=args.heldout_duration,
+                                realisations=args.heldout_realisations)
     scales = step_scales(where, net)
-    return FitPlan(args, data, net, where, bounds, maps, loss, heldout, scales,
+    return FitPlan(args, data, net, where, bounds, maps, loss, simulated, heldout, scales,
                    optimizer(args.lr, args.steps, args.redraw, scales))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._fit.profile import local_profile
 from .._fit.uncertainty import uncertainty
-from .._loss.fc_loss import FcLoss
+from .._loss._base import AbstractFcLoss
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
 from ._model import factor, in_option_units
@@ -41,7 +41,8 @@ def mean_and_spread(items: list):
     return first, None
 
 
-def _leave_one_out(loss_fn: FcLoss, data: FitData, fcd: tuple[int, int]) -> list | None:
+def _leave_one_out(args, loss_fn: AbstractFcLoss, data: FitData,
+                   fcd: tuple[int, int]) -> list | None:
     """The fit's loss with one training run left out of its target (and of the FCD
     target, when the loss has one), for each training run; ``None`` with fewer than 2."""
     if data.train is None or len(data.train) < 2:
@@ -50,13 +51,14 @@ def _leave_one_out(loss_fn: FcLoss, data: FitData, fcd: tuple[int, int]) -> list
     for r in range(len(data.train)):
         others = data.train[:r] + data.train[r + 1:]
         changes = {"target": runs_fc(others)}
-        if loss_fn.fcd_target is not None:
+        if args.fcd_weight > 0:
             changes["fcd_target"] = pooled_fcd_values(others, *fcd)
         out.append(loss_fn.replace(**changes))
     return out
 
 
-def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, bounds, key,
+def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, where, bounds,
+                          key,
                           fcd: tuple[int, int]) -> dict:
     """``nd.uncertainty`` at the fitted parameters (``--uncertainty``,
     ``--uncertainty-keys``), in the units of the options; ``{"skipped": why}`` when off."""
@@ -67,11 +69,16 @@ def parameter_uncertainty(args, data: FitData, loss_fn: FcLoss, fitted, where, b
         return {"skipped": f"{n} fitted values, more than {AUTO_COORDINATES}: --uncertainty "
                 f"on computes them ({n} Hessian-vector products, about {3 * n} gradients)"}
     base = jax.random.fold_in(key, UNCERTAINTY_STREAM)
-    keys = [jax.random.fold_in(base, k) for k in range(args.uncertainty_keys)]
-    leave = _leave_one_out(loss_fn, data, fcd)
+    # A deterministic (analytic) loss has no noise part.
+    keys = [jax.random.fold_in(base, k) for k in range(args.uncertainty_keys)
+            ] if loss_fn.stochastic else []
+    leave = _leave_one_out(args, loss_fn, data, fcd)
+    if not keys and leave is None:
+        return {"skipped": "the loss is deterministic (--engine linear) and there are fewer "
+                "than 2 training runs to leave out: no spread to measure"}
     start = time.perf_counter()
-    u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys, leave_one_out=leave,
-                    bounds=bounds)
+    u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys or None,
+                    leave_one_out=leave, bounds=bounds)
     out = u.as_dict()
     for k in ("values", "noise_sd", "data_sd", "sd", "lower", "upper"):
         if out[k] is not None:
@@ -94,7 +101,7 @@ def G_interval(u: dict | None) -> tuple[float, float, float] | None:
     return u["values"][i], u["lower"][i], u["upper"][i]
 
 
-def _G_profile(args, loss_fn: FcLoss, fitted, where, bounds, key, hessian, reported: dict):
+def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, hessian, reported: dict):
     """The loss along G over 1.5 times its interval on each side, the other fitted
     values moved as the Hessian says (``nd.local_profile``), beside the quadratic model the
     interval rests on; ``None`` without an interval for G (``reported``: the intervals in

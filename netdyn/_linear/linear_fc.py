@@ -15,6 +15,7 @@ from .._observation._stats import correlation_of_covariance
 from .._parameterisation._base import resolve_parameters
 from .fixed_point import Drift, fixed_point
 from .lyapunov import block_lyapunov, lyapunov
+from .stability import spectral_abscissa
 
 MS_PER_S = 1000.0  # the Balloon's constants are per second, the networks' per ms
 
@@ -131,7 +132,7 @@ def analytic_fc(network: Network, monitor: AbstractMonitor, *, initial=None) -> 
     else:
         covariance = lyapunov(a_n, q_n)[sl, sl]
     covariance = 0.5 * (covariance + covariance.T)
-    abscissa = jnp.max(jnp.real(jnp.linalg.eigvals(a_n)))
+    abscissa = spectral_abscissa(a_n)
     residual = jnp.max(jnp.abs(drift(y)))
     return LinearFc(fc=correlation_of_covariance(covariance), covariance=covariance,
                     fixed_point=state, abscissa=abscissa, residual=residual, jacobian=a_n)

@@ -12,10 +12,16 @@ $P$, $R$). For stable $P$ and $R$ every denominator has a real part below
 $\max\operatorname{Re}\mu + \max\operatorname{Re}\nu < 0$: it never vanishes, however the
 eigenvalues of $P$ and $R$ repeat or approach each other.
 
-Reverse-mode derivatives come from one more Lyapunov solve (``jax.custom_vjp``): with
-$\bar S$ the cotangent of $S$, solve $A^\top \Lambda + \Lambda A + \bar S = 0$; then
-$\bar Q = \Lambda$ and $\bar A = (\Lambda + \Lambda^\top) S$. The eigendecomposition itself
-is never differentiated (JAX has no derivative for eigenvectors).
+Derivatives by implicit differentiation (``jax.lax.custom_linear_solve``): the solve is
+the inverse of the linear operator $\mathcal L(X) = A X + X A^\top$, whose derivatives with
+respect to $A$ JAX takes from $\mathcal L$ itself; the tangent $\dot S$ then solves
+
+$$ A \dot S + \dot S A^\top = -(\dot A S + S \dot A^\top + \dot Q), $$
+
+and reverse mode the adjoint equation $A^\top \Lambda + \Lambda A + \bar S = 0$ ($\bar Q =
+\Lambda$, $\bar A = \Lambda S^\top + \Lambda^\top S$), each by the same eigendecomposition,
+to every order (Hessians too). The eigendecomposition itself is never differentiated
+(JAX has no derivative for eigenvectors of non-symmetric matrices).
 """
 
 from typing import NamedTuple
@@ -73,39 +79,26 @@ def sylvester_eigen(p: Eigen, r: Eigen, c: Float[Array, "m n"]) -> Float[Array, 
     return jnp.real(x).astype(c.dtype)
 
 
-@jax.custom_vjp
 def lyapunov(a: Float[Array, "n n"], q: Float[Array, "n n"]) -> Float[Array, "n n"]:
     r"""The solution $S$ of the continuous Lyapunov equation $A S + S A^\top + Q = 0$, for a
     real, stable $A$ (every eigenvalue with a negative real part) and a real $Q$; for a
     symmetric $Q$, $S$ is the stationary covariance of $du = A u\,dt + B\,dW$ with
     $Q = B B^\top$.
 
-    Solved through the eigendecomposition of $A$ (see the module's docstring). Its
-    derivatives (reverse mode) solve the adjoint equation $A^\top \Lambda + \Lambda A +
-    \bar S = 0$: $\bar Q = \Lambda$, $\bar A = (\Lambda + \Lambda^\top) S$. An $A$ with
-    an eigenvalue of non-negative real part has no stationary covariance: the result is
-    then meaningless (check the spectral abscissa, as ``nd.linear_fc`` does).
+    Solved through the eigendecomposition of $A$ (see the module's docstring), with
+    derivatives of every order (forward and reverse mode) by further solves with the same
+    decomposition. An $A$ with an eigenvalue of non-negative real part has no stationary
+    covariance: the result is then meaningless (check the spectral abscissa, as
+    ``nd.linear_fc`` does).
 
     Agrees with ``scipy.linalg.solve_continuous_lyapunov(A, -Q)`` (Bartels-Stewart).
     """
     e = eigen(a)
-    return sylvester_eigen(e, e, -q)
-
-
-def _lyapunov_fwd(a, q):
-    e = eigen(a)
-    s = sylvester_eigen(e, e, -q)
-    return s, (e, s)
-
-
-def _lyapunov_bwd(res, s_bar):
-    e, s = res
     et = e.transpose()
-    lam = sylvester_eigen(et, et, -s_bar)
-    return (lam + lam.T) @ s, lam
-
-
-lyapunov.defvjp(_lyapunov_fwd, _lyapunov_bwd)
+    return jax.lax.custom_linear_solve(
+        lambda x: a @ x + x @ a.T, -q,
+        solve=lambda _, c: sylvester_eigen(e, e, c),
+        transpose_solve=lambda _, c: sylvester_eigen(et, et, c))
 
 
 class BlockCovariance(NamedTuple):
@@ -117,19 +110,21 @@ class BlockCovariance(NamedTuple):
     hh: Float[Array, "m m"]
 
 
-def _block_solve(en: Eigen, eh: Eigen, k, q_n) -> BlockCovariance:
-    s_nn = sylvester_eigen(en, en, -q_n)
-    s_hn = sylvester_eigen(eh, en, -(k @ s_nn))
-    c = k @ s_hn.T
-    s_hh = sylvester_eigen(eh, eh, -(c + c.T))
-    return BlockCovariance(s_nn, s_hn, s_hh)
+class _Blocks(NamedTuple):
+    """A matrix as its four blocks (neural ``n``, hemodynamic ``h``)."""
+
+    nn: Array
+    nh: Array
+    hn: Array
+    hh: Array
 
 
-def _block_diagonal_eigen(h_blocks) -> Eigen:
-    return eigen(h_blocks)
+def _block_matmul(blocks: Float[Array, "k b b"], x: Float[Array, "m c"]) -> Float[Array, "m c"]:
+    """``blockdiag(blocks) @ x``."""
+    nb, b = blocks.shape[0], blocks.shape[1]
+    return jnp.einsum("kij,kjc->kic", blocks, x.reshape(nb, b, -1)).reshape(nb * b, -1)
 
 
-@jax.custom_vjp
 def block_lyapunov(
     a_n: Float[Array, "n n"],
     k: Float[Array, "m n"],
@@ -151,42 +146,39 @@ def block_lyapunov(
     block, never of the whole $A$, and no denominator is a difference of eigenvalues (the
     repeated eigenvalues of identical blocks are harmless).
 
-    Derivatives (reverse mode) by the adjoint equation solved the same way, block by
-    block in the opposite order (see ``lyapunov``).
+    Derivatives of every order (forward and reverse mode) by implicit differentiation with
+    the same decompositions (see ``lyapunov``).
 
     **Returns** a ``BlockCovariance`` (``nn``, ``hn``, ``hh``).
     """
-    return _block_solve(eigen(a_n), _block_diagonal_eigen(h_blocks), k, q_n)
-
-
-def _block_fwd(a_n, k, h_blocks, q_n):
-    en, eh = eigen(a_n), _block_diagonal_eigen(h_blocks)
-    s = _block_solve(en, eh, k, q_n)
-    return s, (en, eh, k, s)
-
-
-def _block_bwd(res, s_bar: BlockCovariance):
-    en, eh, k, s = res
+    en, eh = eigen(a_n), eigen(h_blocks)
     ent, eht = en.transpose(), eh.transpose()
-    # The adjoint A^T L + L A + S_bar = 0, with A^T block upper-triangular: the hh block
-    # first, then the off-diagonal blocks, then nn. The cotangent of the whole symmetric S
-    # has its hn block in both (h, n) and (n, h) places: hn.T stands for the latter.
-    bar_hh, bar_hn, bar_nh = s_bar.hh, s_bar.hn, jnp.zeros_like(s_bar.hn.T)
-    l_hh = sylvester_eigen(eht, eht, -bar_hh)
-    l_nh = sylvester_eigen(ent, eht, -(bar_nh + k.T @ l_hh))
-    l_hn = sylvester_eigen(eht, ent, -(bar_hn + l_hh @ k))
-    l_nn = sylvester_eigen(ent, ent, -(s_bar.nn + k.T @ l_hn + l_nh @ k))
-    # A_bar = (L + L^T) S, by blocks (S symmetric: S_nh = S_hn^T).
-    m_nn, m_nh = l_nn + l_nn.T, l_nh + l_hn.T
-    m_hn, m_hh = l_hn + l_nh.T, l_hh + l_hh.T
-    a_bar_nn = m_nn @ s.nn + m_nh @ s.hn
-    a_bar_hn = m_hn @ s.nn + m_hh @ s.hn
-    a_bar_hh = m_hn @ s.hn.T + m_hh @ s.hh
-    nb, b = eh.values.shape
-    blocks = a_bar_hh.reshape(nb, b, nb, b)
-    h_bar = jnp.einsum("kikj->kij", blocks)
-    # Q_n is symmetric (a covariance): its cotangent is the symmetric part of L_nn.
-    return a_bar_nn, a_bar_hn, h_bar, 0.5 * (l_nn + l_nn.T)
 
+    def operator(x: _Blocks) -> _Blocks:  # A X + X A^T, by blocks
+        hx = lambda m: _block_matmul(h_blocks, m)  # noqa: E731
+        return _Blocks(
+            nn=a_n @ x.nn + x.nn @ a_n.T,
+            nh=a_n @ x.nh + x.nn @ k.T + hx(x.nh.T).T,
+            hn=k @ x.nn + hx(x.hn) + x.hn @ a_n.T,
+            hh=k @ x.nh + hx(x.hh) + x.hn @ k.T + hx(x.hh.T).T,
+        )
 
-block_lyapunov.defvjp(_block_fwd, _block_bwd)
+    def solve(_, c: _Blocks) -> _Blocks:  # A X + X A^T = C
+        nn = sylvester_eigen(en, en, c.nn)
+        nh = sylvester_eigen(en, eh, c.nh - nn @ k.T)
+        hn = sylvester_eigen(eh, en, c.hn - k @ nn)
+        hh = sylvester_eigen(eh, eh, c.hh - k @ nh - hn @ k.T)
+        return _Blocks(nn, nh, hn, hh)
+
+    def transpose_solve(_, c: _Blocks) -> _Blocks:  # A^T Y + Y A = C (A^T upper-triangular)
+        hh = sylvester_eigen(eht, eht, c.hh)
+        nh = sylvester_eigen(ent, eht, c.nh - k.T @ hh)
+        hn = sylvester_eigen(eht, ent, c.hn - hh @ k)
+        nn = sylvester_eigen(ent, ent, c.nn - k.T @ hn - nh @ k)
+        return _Blocks(nn, nh, hn, hh)
+
+    m = k.shape[0]
+    zero_hn = jnp.zeros((m, q_n.shape[0]), q_n.dtype)
+    c = _Blocks(-q_n, zero_hn.T, zero_hn, jnp.zeros((m, m), q_n.dtype))
+    x = jax.lax.custom_linear_solve(operator, c, solve=solve, transpose_solve=transpose_solve)
+    return BlockCovariance(x.nn, x.hn, x.hh)
