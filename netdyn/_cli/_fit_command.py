@@ -118,7 +118,7 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, target: np.ndarray, key) 
             "target_mean_fc": level,
             "grid": {"G": found.values.tolist(), "loss": found.results["loss"].tolist(),
                      "mean_fc": found.results["mean_fc"].tolist(), "stage": list(found.stage)}}
-    skipped = diverged_points_message(scan)
+    skipped = diverged_points_message(scan, args.engine)
     if skipped is not None:
         print(skipped, file=sys.stderr, flush=True)
     return scan

@@ -64,6 +64,11 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
         "empirical_mean_fc": float(target[iu].mean()),
         "initial_loss": float(history.loss[0]),
         "initial_fc_r": float(history.metrics["fc_r"][0]),
+        # The fit's own loss at its best step (with --engine linear: the analytic one; the
+        # figures above are then the simulated model's).
+        "engine": args.engine,
+        "fit_loss": None if best is None else float(history.loss[best]),
+        "fit_fc_r": None if best is None else float(history.metrics["fc_r"][best]),
         "steps": len(history),
         # As the progress line and history.csv: steps 1, 2, ...
         "best_step": None if best is None else int(history.step[best]),
@@ -153,17 +158,19 @@ def _runs_line(runs: dict | None, runs_sd: dict | None) -> str:
     )
 
 
-def diverged_points_message(scan: dict) -> str | None:
+def diverged_points_message(scan: dict, engine: str = "simulation") -> str | None:
     """The scanned values of G whose simulation diverged (a NaN or infinite mean FC or
-    loss), which the choice of the start skipped; ``None`` when every point is finite."""
+    loss; with ``engine="linear"``: no stable fixed point), which the choice of the start
+    skipped; ``None`` when every point is finite."""
     g = np.asarray(scan["grid"]["G"], dtype=float)
     ok = np.isfinite(np.asarray(scan["grid"]["mean_fc"], dtype=float)) & np.isfinite(
         np.asarray(scan["grid"]["loss"], dtype=float))
     if ok.all():
         return None
     bad = ", ".join(f"{v:.4g}" for v in g[~ok])
-    return (f"netdyn fit: the simulation diverged (NaN or infinite FC) at G = {bad}: "
-            f"{int((~ok).sum())} of {g.size} scanned points skipped")
+    what = ("the network has no stable fixed point (no analytic FC)" if engine == "linear"
+            else "the simulation diverged (NaN or infinite FC)")
+    return f"netdyn fit: {what} at G = {bad}: {int((~ok).sum())} of {g.size} scanned points skipped"
 
 
 def no_crossing_message(scan: dict, out: Path) -> str:
@@ -229,9 +236,16 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
     maps = result.get("maps") or {"names": []}
     values = ", ".join(_parameter_text(k, v, maps["names"])
                        for k, v in result["parameters"].items())
+    if result.get("engine") == "linear":
+        progress = (
+            f"analytic loss {result['initial_loss']:.4g} -> {result['fit_loss']:.4g}, FC r "
+            f"{result['initial_fc_r']:.3f} -> {result['fit_fc_r']:.3f}; simulated at the fit: "
+            f"loss {result['loss']:.4g}, FC r {result['fc_r']:.3f}")
+    else:
+        progress = (f"loss {result['initial_loss']:.4g} -> {result['loss']:.4g}, FC r "
+                    f"{result['initial_fc_r']:.3f} -> {result['fc_r']:.3f}")
     return (
-        f"netdyn fit: {values}; loss {result['initial_loss']:.4g} -> {result['loss']:.4g}, "
-        f"FC r {result['initial_fc_r']:.3f} -> {result['fc_r']:.3f} "
+        f"netdyn fit: {values}; {progress} "
         f"(best: step {result['best_step']} of {result['steps']}; "
         f"{result['seconds']:.0f} s).\n"
         f"netdyn fit: held-out (new noise, {_sets(result)}): FC r "
