@@ -135,6 +135,8 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
         (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
         (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
+        (["--engine", "linear", "--fit", "G,sigma"], "sigma cancels in the analytic FC"),
+        (["--engine", "linear", "--fit", "G", "--fcd-weight", "1"], "--fcd-weight with --engine"),
     ],
 )
 def test_bad_arguments(args, message, capsys, tmp_path):
@@ -508,6 +510,27 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
     assert gains.shape == (80,) and np.any(gains != 0)
     assert re.search(r"dynamics.I_o.coefficients = [+-][\d.e-]+ in-strength, [+-][\d.e-]+ "
                      r"T1w/T2w", printed), printed
+
+
+def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path, capsys):
+    # --engine linear: the fit's loss is the analytic FC (deterministic: the same value for
+    # every key), G alone by default; the training and held-out figures are simulated.
+    planned = nd.cli.plan(["fit", "--model", "rww-ei-fic", "--engine", "linear"])
+    assert isinstance(planned.loss, nd.LinearFcLoss) and not planned.loss.stochastic
+    assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
+    assert nd.cli.plan(["fit"]).options.fit == "G,sigma"  # the simulation engine's default
+    out = tmp_path / "fit"
+    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--steps", "3",
+                        "--no-plot", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "params.json").read_text())
+    assert report["engine"] == "linear" and list(report["parameters"]) == ["coupling.G"]
+    # The analytic loss of the best step is the fit's; the simulated one is another number.
+    assert report["fit_loss"] <= report["initial_loss"] + 1e-12
+    assert report["fit_loss"] != report["loss"]
+    assert "the analytic FC of the network linearised" in printed
+    assert re.search(r"analytic loss [\d.]+ -> [\d.]+, FC r [\d.]+ -> [\d.]+; simulated at "
+                     r"the fit: loss [\d.]+, FC r [\d.]+", printed), printed
 
 
 def _selected(*options: str):

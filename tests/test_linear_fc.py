@@ -4,7 +4,6 @@ model linearised at rest; a feedback-inhibited Wong-Wang network with a non-rest
 fixed point, Jacobians by finite differences), gradients against central differences,
 the FC of a simulation, the errors, the stability barrier and the fitting layer."""
 
-import contextlib
 
 import equinox as eqx
 import jax
@@ -16,16 +15,6 @@ import scipy.linalg
 import scipy.optimize
 
 import netdyn as nd
-
-
-@contextlib.contextmanager
-def _bold_ranks():
-    """nd.linear_fc with nd.Bold multiplies a [4, nodes] array by a [nodes] one (the
-    Balloon's input column): the suite's ``jax_numpy_rank_promotion="raise"`` rejects it
-    (library bug, pinned by ``test_bold_under_the_suites_rank_promotion``). Bold calls run
-    under "allow" until it is fixed; remove this then."""
-    with jax.numpy_rank_promotion("allow"):
-        yield
 
 
 def _fc_of(cov: np.ndarray) -> np.ndarray:
@@ -96,8 +85,7 @@ def _linear_fcs(network, bold):
 
 
 def _linear_fcs_np(network, bold=BOLD):
-    with _bold_ranks():
-        return jax.tree.map(np.asarray, _linear_fcs(network, bold))
+    return jax.tree.map(np.asarray, _linear_fcs(network, bold))
 
 
 def _abscissa(G, weights=W_LIN, gamma=GAMMA) -> float:
@@ -141,23 +129,27 @@ def test_linear_network_against_scipy():
         assert out.abscissa == pytest.approx(_abscissa(G_LIN), rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="library bug: nd.lyapunov diagonalises the Jacobian, which a "
-                   "feed-forward chain of identical nodes makes defective")
 def test_feed_forward_chain_of_identical_nodes_against_scipy():
     # W strictly lower triangular (each region drives the next ones only) and one gamma:
-    # the Jacobian diag(gamma) + G W is one Jordan block. It is stable and its FC exists.
+    # the Jacobian diag(gamma) + G W is one Jordan block. It is stable and its FC exists,
+    # but it has no eigendecomposition: method="eig" must refuse (its residual check)
+    # rather than return a wrong FC, and method="doubling" must get it right.
     weights = np.tril(np.random.default_rng(2).uniform(0.5, 1.0, (N, N)), -1)
     gamma = np.full(N, -0.1)
-    _, raw_fc, _ = _linear_fcs_np(_linear_net(G=0.05, weights=weights, gamma=gamma))
+    net = _linear_net(G=0.05, weights=weights, gamma=gamma)
     neural = scipy.linalg.solve_continuous_lyapunov(np.diag(gamma) + 0.05 * weights,
                                                      -np.diag(SIGMA[0] ** 2))
-    np.testing.assert_allclose(raw_fc.fc, _fc_of(neural), rtol=0, atol=1e-8)
+    with pytest.raises(eqx.EquinoxRuntimeError, match="method='doubling'"):
+        eqx.filter_jit(nd.linear_fc)(net, nd.Raw()).fc.block_until_ready()
+    raw = eqx.filter_jit(lambda n: nd.linear_fc(n, nd.Raw(), method="doubling"))(net)
+    np.testing.assert_allclose(raw.fc, _fc_of(neural), rtol=0, atol=1e-8)
+    assert float(raw.lyapunov_residual) < 1e-12
+    bold = eqx.filter_jit(lambda n: nd.linear_fc(n, BOLD, method="doubling"))(net)
+    assert np.all(np.isfinite(np.asarray(bold.fc))) and float(bold.lyapunov_residual) < 1e-10
+    loss = nd.LinearFcLoss(_fc_of(neural), nd.Raw())  # the loss: NaN, not a wrong value
+    assert np.isnan(float(eqx.filter_jit(loss)(net, None)[0]))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="library bug: linear_fc multiplies [4, nodes] by [nodes] in the "
-                   "Balloon's input column, which jax_numpy_rank_promotion='raise' rejects")
 def test_bold_under_the_suites_rank_promotion():
     jax.eval_shape(lambda net: nd.linear_fc(net, BOLD).fc, _linear_net())
 
@@ -268,8 +260,7 @@ def _bold_signal(p, hs):
 
 
 def test_rww_fic_fixed_point_jacobian_and_bold_covariance():
-    with _bold_ranks():
-        out = _rww_fc(RWW_PARAMS)
+    out = _rww_fc(RWW_PARAMS)
     J_i = np.asarray(nd.resolve_parameters(_rww_at(RWW_PARAMS)).dynamics.J_i)
     wong = _Wong(J_i)
     y = out.fixed_point.reshape(-1)
@@ -315,19 +306,18 @@ def test_rww_fic_fixed_point_jacobian_and_bold_covariance():
 def test_rww_fic_gradients_against_central_differences():
     # Through the fixed point, feedback inhibition's J_i, the Jacobian, the Balloon and the
     # block Lyapunov solve: the coupling G, the per-region I_o and a map coefficient of w_p.
-    with _bold_ranks():
-        grad = _rww(RWW_PARAMS)[1]
-        value = lambda params: float(_rww(params)[0][0])  # noqa: E731
-        rng = np.random.default_rng(3)
-        for which, step in ((0, 1e-5), (1, 1e-5), (2, 1e-4)):
-            d = rng.normal(size=np.shape(RWW_PARAMS[which]))
-            d = d / np.linalg.norm(d) if d.ndim else 1.0
-            shift = lambda h: tuple(  # noqa: E731
-                x + h * jnp.asarray(d) if k == which else x for k, x in enumerate(RWW_PARAMS))
-            fd = (value(shift(step)) - value(shift(-step))) / (2 * step)
-            along = float(jnp.sum(grad[which] * jnp.asarray(d)))
-            assert abs(fd) > 1e-3, which  # every parameter matters
-            np.testing.assert_allclose(along, fd, rtol=1e-5, err_msg=str(which))
+    grad = _rww(RWW_PARAMS)[1]
+    value = lambda params: float(_rww(params)[0][0])  # noqa: E731
+    rng = np.random.default_rng(3)
+    for which, step in ((0, 1e-5), (1, 1e-5), (2, 1e-4)):
+        d = rng.normal(size=np.shape(RWW_PARAMS[which]))
+        d = d / np.linalg.norm(d) if d.ndim else 1.0
+        shift = lambda h: tuple(  # noqa: E731
+            x + h * jnp.asarray(d) if k == which else x for k, x in enumerate(RWW_PARAMS))
+        fd = (value(shift(step)) - value(shift(-step))) / (2 * step)
+        along = float(jnp.sum(grad[which] * jnp.asarray(d)))
+        assert abs(fd) > 1e-3, which  # every parameter matters
+        np.testing.assert_allclose(along, fd, rtol=1e-5, err_msg=str(which))
 
 
 # ---------------------------------------------------------------------------------------
@@ -482,12 +472,11 @@ def test_identifiability_gets_a_fisher_matrix_without_being_told():
 
 def test_fit_recovers_the_coupling_of_the_rww_fic_network():
     # The target is the analytic BOLD FC at G = 0.43; the fit starts at 0.30.
-    with _bold_ranks():
-        target = _rww_fc(RWW_PARAMS).fc
-        loss = nd.LinearFcLoss(target, RWW_BOLD, metric="rmse")
-        start = _rww_at((jnp.asarray(0.30),) + RWW_PARAMS[1:])
-        fitted, history = nd.fit(start, loss, nd.backtrack(optax.adam(0.02)),
-                                 where=lambda m: m.coupling.G, steps=40, keep="best")
+    target = _rww_fc(RWW_PARAMS).fc
+    loss = nd.LinearFcLoss(target, RWW_BOLD, metric="rmse")
+    start = _rww_at((jnp.asarray(0.30),) + RWW_PARAMS[1:])
+    fitted, history = nd.fit(start, loss, nd.backtrack(optax.adam(0.02)),
+                             where=lambda m: m.coupling.G, steps=40, keep="best")
     assert abs(float(fitted.coupling.G) - G_RWW) < 1e-3
     assert np.nanmin(history.loss) < 1e-3 < history.loss[0]
 

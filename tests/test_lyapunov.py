@@ -3,6 +3,7 @@
 derivatives (reverse mode, forward mode, forward over reverse) against automatic
 differentiation through a dense Kronecker-product solve and against central differences."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,8 +13,11 @@ import scipy.linalg
 import netdyn as nd
 
 # Compiled once per shape (eagerly, each operation would compile on its own).
-_lyapunov = jax.jit(nd.lyapunov)
-_block_lyapunov = jax.jit(nd.block_lyapunov)
+# eqx.filter_jit: a runtime error (eqx.error_if) then raises EquinoxRuntimeError.
+_lyapunov = eqx.filter_jit(nd.lyapunov)
+_block_lyapunov = eqx.filter_jit(nd.block_lyapunov)
+_doubling = eqx.filter_jit(lambda a, q: nd.lyapunov(a, q, method="doubling"))
+_block_doubling = eqx.filter_jit(lambda *args: nd.block_lyapunov(*args, method="doubling"))
 
 
 def _stable(rng, n: int, margin: float = 0.3) -> np.ndarray:
@@ -67,11 +71,13 @@ def _dense_cases():
 DENSE = _dense_cases()
 
 
+@pytest.mark.parametrize("method", ["eig", "doubling"])
 @pytest.mark.parametrize("name,a", DENSE, ids=[c[0] for c in DENSE])
-def test_lyapunov_against_scipy(name, a):
+def test_lyapunov_against_scipy(name, a, method):
     rng = np.random.default_rng(a.shape[0])
     q = _spd(rng, a.shape[0])
-    s = np.asarray(_lyapunov(jnp.asarray(a), jnp.asarray(q)))
+    solve = _lyapunov if method == "eig" else _doubling
+    s = np.asarray(solve(jnp.asarray(a), jnp.asarray(q)))
     want = _scipy(a, q)
     np.testing.assert_allclose(s, want, rtol=0, atol=1e-10 * np.abs(want).max())
     assert _relative_residual(a, q, s) < 1e-10
@@ -104,31 +110,32 @@ def test_two_by_two_closed_forms():
 
 
 # Defective matrices (a repeated eigenvalue with fewer eigenvectors than its multiplicity)
-# have no eigendecomposition: nd.lyapunov's eigenvector matrix is singular there, and it
-# returns a wrong S without any error. Such matrices are not exotic: a block-triangular
-# matrix with identical diagonal blocks (a feed-forward chain of identical nodes) is one.
-_DEFECTIVE = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="library bug: nd.lyapunov diagonalises A, wrong for defective A")
+# have no eigendecomposition: method="eig" must refuse them (its residual check) instead of
+# returning a wrong S, and method="doubling" must solve them. Such matrices are not exotic:
+# a block-triangular matrix with identical diagonal blocks (a feed-forward chain of
+# identical nodes) is one.
 
 
-@_DEFECTIVE
 def test_two_by_two_jordan_block_closed_form():
     # The triangular case above with a = b: a Jordan block. The closed form still holds.
     a, c, q0 = -0.5, 1.3, 0.7
-    s = np.asarray(_lyapunov(jnp.array([[a, 0.0], [c, a]]), jnp.diag(jnp.array([q0, 0.0]))))
+    args = (jnp.array([[a, 0.0], [c, a]]), jnp.diag(jnp.array([q0, 0.0])))
+    with pytest.raises(eqx.EquinoxRuntimeError, match="method='doubling'"):
+        _lyapunov(*args).block_until_ready()
+    s = np.asarray(_doubling(*args))
     s11 = -q0 / (2 * a)
     s21 = -c * s11 / (2 * a)
     np.testing.assert_allclose(s, [[s11, s21], [s21, -c * s21 / a]], rtol=1e-10)
 
 
-@_DEFECTIVE
 def test_block_triangular_with_identical_diagonal_blocks_against_scipy():
     rng = np.random.default_rng(11)
     b, c = _stable(rng, 3), rng.normal(size=(3, 3))
     a = np.block([[b, np.zeros((3, 3))], [c, b]])  # each eigenvalue of b twice, defective
     q = _spd(rng, 6)
-    s = np.asarray(_lyapunov(jnp.asarray(a), jnp.asarray(q)))
+    with pytest.raises(eqx.EquinoxRuntimeError):
+        _lyapunov(jnp.asarray(a), jnp.asarray(q)).block_until_ready()
+    s = np.asarray(_doubling(jnp.asarray(a), jnp.asarray(q)))
     want = _scipy(a, q)
     np.testing.assert_allclose(s, want, rtol=0, atol=1e-10 * np.abs(want).max())
 
@@ -154,11 +161,12 @@ def _block_problem(seed: int, identical: bool, n: int = 4, blocks: int = 2, b: i
     return tuple(jnp.asarray(x) for x in (a_n, k, h_blocks, _spd(rng, n)))
 
 
+@pytest.mark.parametrize("method", ["eig", "doubling"])
 @pytest.mark.parametrize("identical", [True, False], ids=["identical blocks", "distinct blocks"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_block_lyapunov_against_scipy(identical, seed):
+def test_block_lyapunov_against_scipy(identical, seed, method):
     a_n, k, h_blocks, q_n = _block_problem(seed, identical)
-    out = _block_lyapunov(a_n, k, h_blocks, q_n)
+    out = (_block_lyapunov if method == "eig" else _block_doubling)(a_n, k, h_blocks, q_n)
     assert isinstance(out, nd.BlockCovariance)
     a, q = _assemble(a_n, k, h_blocks, q_n)
     want = _scipy(a, q)

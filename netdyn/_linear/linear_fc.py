@@ -14,7 +14,14 @@ from .._network import Network
 from .._observation._stats import correlation_of_covariance
 from .._parameterisation._base import resolve_parameters
 from .fixed_point import Drift, fixed_point
-from .lyapunov import block_lyapunov, lyapunov
+from .lyapunov import (
+    Method,
+    block_lyapunov_residual,
+    converged,
+    lyapunov_residual,
+    solve_block_lyapunov,
+    solve_lyapunov,
+)
 from .stability import spectral_abscissa
 
 MS_PER_S = 1000.0  # the Balloon's constants are per second, the networks' per ms
@@ -32,6 +39,9 @@ class LinearFc(eqx.Module):
       slowest mode's time constant (ms). Near 0 the linear picture fails (variances grow
       without the bound that the nonlinearity sets).
     - ``residual``: $\max_i |F_i(y^*)|$, the drift left at the fixed point (per ms).
+    - ``lyapunov_residual``: the Lyapunov equation's residual $\|A S + S A^\top + Q\|$
+      relative to the size of its terms (largest over the blocks): about the rounding
+      error when the solve succeeded.
     - ``jacobian``: the neural Jacobian $A_n$ ``[states * nodes, states * nodes]``
       (state-major order: row ``s * nodes + i`` is state ``s`` of node ``i``).
     """
@@ -41,6 +51,7 @@ class LinearFc(eqx.Module):
     fixed_point: Float[Array, "states nodes"]
     abscissa: Float[Array, ""]
     residual: Float[Array, ""]
+    lyapunov_residual: Float[Array, ""]
     jacobian: Float[Array, "n n"]
 
 
@@ -102,11 +113,17 @@ def _balloon_blocks(bold: Bold, x: Float[Array, " nodes"]):
     dh, dsignal = jax.vmap(along)(eye)  # [4 (column), 4 (row), nodes], [4, nodes]
     blocks = jnp.transpose(dh, (2, 1, 0)) / MS_PER_S  # [nodes, row, column]
     dz = jax.jvp(lambda u: bold.vector_field(h, u), (z,), (jnp.ones_like(z),))[1]
-    k = (dz * z_dot).T / MS_PER_S  # [nodes, 4]
+    k = (dz * z_dot[None]).T / MS_PER_S  # [nodes, 4]
     return blocks, k, dsignal.T
 
 
-def analytic_fc(network: Network, monitor: AbstractMonitor, *, initial=None) -> LinearFc:
+def _float_dtype(network: Network):
+    leaves = [x for x in jax.tree.leaves(network) if eqx.is_inexact_array(x)]
+    return jnp.result_type(*leaves) if leaves else jnp.result_type(float)
+
+
+def analytic_fc(network: Network, monitor: AbstractMonitor, *, initial=None,
+                method: Method = "eig") -> LinearFc:
     """``linear_fc`` without its runtime checks (the losses apply their own barrier)."""
     _check_network(network)
     row = _monitored_row(monitor, network)
@@ -117,28 +134,39 @@ def analytic_fc(network: Network, monitor: AbstractMonitor, *, initial=None) -> 
     if y0.shape != (s, n):
         raise ValueError(f"linear_fc: initial must have shape (states, nodes) = {(s, n)}, "
                          f"got {y0.shape}.")
-    y = fixed_point(drift, y0.reshape(-1).astype(float))
+    y = fixed_point(drift, y0.reshape(-1).astype(_float_dtype(network)))
     a_n = jax.jacfwd(drift)(y)
     q_n = jnp.diag(_noise_covariance(network, y.reshape(s, n)))
     state = y.reshape(s, n)
-    sl = slice(row * n, (row + 1) * n)
     if isinstance(monitor, Bold):
         blocks, k_nodes, c = _balloon_blocks(monitor, state[row])
         k = jnp.zeros((n, 4, s * n), y.dtype).at[jnp.arange(n), :, row * n + jnp.arange(n)].set(
-            k_nodes)
-        cov = block_lyapunov(a_n, k.reshape(4 * n, s * n), blocks, q_n)
-        hh = cov.hh.reshape(n, 4, n, 4)
-        covariance = jnp.einsum("ia,iajb,jb->ij", c, hh, c)
+            k_nodes).reshape(4 * n, s * n)
+        cov = solve_block_lyapunov(a_n, k, blocks, q_n, method)
+        covariance = jnp.einsum("ia,iajb,jb->ij", c, cov.hh.reshape(n, 4, n, 4), c)
+        residual = block_lyapunov_residual(a_n, k, blocks, q_n, cov)
     else:
-        covariance = lyapunov(a_n, q_n)[sl, sl]
+        full = solve_lyapunov(a_n, q_n, method)
+        covariance = full[row * n:(row + 1) * n, row * n:(row + 1) * n]
+        residual = lyapunov_residual(a_n, q_n, full)
     covariance = 0.5 * (covariance + covariance.T)
-    abscissa = spectral_abscissa(a_n)
-    residual = jnp.max(jnp.abs(drift(y)))
     return LinearFc(fc=correlation_of_covariance(covariance), covariance=covariance,
-                    fixed_point=state, abscissa=abscissa, residual=residual, jacobian=a_n)
+                    fixed_point=state, abscissa=spectral_abscissa(a_n),
+                    residual=jnp.max(jnp.abs(drift(y))), lyapunov_residual=residual,
+                    jacobian=a_n)
 
 
-def linear_fc(network: Network, monitor: AbstractMonitor, *, initial=None) -> LinearFc:
+def solved(result: LinearFc) -> tuple[Array, Array]:
+    """Whether the fixed point was found and whether the Lyapunov solve succeeded (both
+    judged against the rounding error of the result's dtype)."""
+    eps = jnp.finfo(result.fc.dtype).eps
+    scale = 1.0 + jnp.max(jnp.abs(result.fixed_point))
+    found = result.residual <= 1e-3 * jnp.sqrt(eps) * scale
+    return found, converged(result.lyapunov_residual)
+
+
+def linear_fc(network: Network, monitor: AbstractMonitor, *, initial=None,
+              method: Method = "eig") -> LinearFc:
     r"""The analytic (linear-noise) FC of ``network`` as ``monitor`` would record it.
 
     Near a stable fixed point $y^*$ with small noise, the network is the linear SDE
@@ -171,31 +199,41 @@ def linear_fc(network: Network, monitor: AbstractMonitor, *, initial=None) -> Li
     **Arguments**: ``network`` (an ``nd.Network`` with noise and no stimulus),
     ``monitor`` (``nd.Bold``, ``nd.Raw`` or ``nd.TemporalAverage`` watching one
     variable), ``initial`` (``[states, nodes]``, where the search of the fixed point
-    starts).
+    starts: the stable fixed point the flow from there relaxes to is used; with
+    ``nd.FeedbackInhibition``, if the balanced state is unstable that is another state,
+    whose rates are not the target's: check ``fixed_point``), ``method`` (``"eig"``:
+    eigendecompositions, fast on a CPU; ``"doubling"``: matrix products only, for
+    accelerators and for Jacobians that cannot be diagonalised; see ``nd.lyapunov``).
 
     **Returns** a ``LinearFc`` (``fc``, ``covariance``, ``fixed_point``, ``abscissa``,
-    ``residual``, ``jacobian``). Differentiable (reverse and forward mode through the
-    fixed point, the Jacobian and the Lyapunov solves; the Lyapunov solves' own
-    derivatives are adjoint solves).
+    ``residual``, ``lyapunov_residual``, ``jacobian``). Differentiable to every order
+    (reverse and forward mode) through the fixed point, the Jacobian and the Lyapunov
+    solves (whose own derivatives are further solves), except the stability check's
+    abscissa, whose second derivatives are approximate.
 
     **Raises**: ``ValueError`` at trace time for a network without noise or with a
     stimulus, a monitor of another kind or watching other than one variable, an
     ``initial`` of the wrong shape; at run time (``eqx.error_if``) when the fixed point
-    was not found or is not stable (abscissa >= 0): no stationary FC exists there.
+    was not found or is not stable (abscissa >= 0): no stationary FC exists there; or when
+    the Lyapunov solve failed (a relative residual above the square root of the dtype's
+    machine epsilon).
 
     **References**: Gardiner, *Stochastic Methods* (4th ed., 2009), sec. 4.5.6 (the
     Ornstein-Uhlenbeck process's stationary covariance); Demirtas et al. (2019), Neuron
     101(6):1181-1194 (the same linearisation with the Balloon model, fitted without
     gradients); Friston et al. (2000), NeuroImage 12:466-477 (the Balloon model).
     """
-    result = analytic_fc(network, monitor, initial=initial)
-    scale = 1.0 + jnp.max(jnp.abs(result.fixed_point))
-    tol = jnp.sqrt(jnp.finfo(result.fc.dtype).eps) * scale * 1e-3
-    fc = eqx.error_if(result.fc, ~(result.residual <= tol),
+    result = analytic_fc(network, monitor, initial=initial, method=method)
+    found, exact = solved(result)
+    fc = eqx.error_if(result.fc, ~found,
                       "linear_fc: the fixed point was not found (the drift left there exceeds "
                       "the tolerance); pass initial= closer to the state of interest.")
     fc = eqx.error_if(fc, ~(result.abscissa < 0),
                       "linear_fc: the fixed point is not stable (an eigenvalue of the Jacobian "
                       "has a real part >= 0): the network has no stationary fluctuations around "
                       "it; lower the coupling or move the parameters into the stable range.")
+    fc = eqx.error_if(fc, ~exact,
+                      "linear_fc: the Lyapunov solve did not converge (its residual is large): "
+                      "the Jacobian is probably not diagonalisable (e.g. a feed-forward chain "
+                      "of identical nodes); pass method='doubling'.")
     return eqx.tree_at(lambda r: r.fc, result, fc)

@@ -6,7 +6,8 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Float
 
-from .._linear.linear_fc import analytic_fc
+from .._linear.linear_fc import analytic_fc, solved
+from .._linear.lyapunov import Method
 from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._validate import number, one_of
@@ -35,7 +36,8 @@ class LinearFcLoss(AbstractFcLoss):
 
     with $w$ = ``barrier_weight``: smooth (continuous slope), zero in the trusted range,
     and steep enough to keep an optimiser out of the unstable one. A fixed point that was
-    not found gives a NaN value (which ``nd.fit`` and ``nd.backtrack`` refuse as a step).
+    not found, or a Lyapunov solve that failed, gives a NaN value (which ``nd.fit`` and
+    ``nd.backtrack`` refuse as a step).
     The metrics add ``abscissa`` and ``barrier``.
 
     In this approximation a uniform noise amplitude cancels in FC: the loss does not
@@ -47,7 +49,8 @@ class LinearFcLoss(AbstractFcLoss):
     would record it), ``metric``, ``level_width`` (as ``nd.FcLoss``), ``max_abscissa``
     (per ms, < 0; default -5e-4: the slowest mode decays within 2 s), ``barrier_weight``
     (> 0, default 10), ``initial`` (``[states, nodes]``: where the fixed-point search
-    starts; default the model's initial state).
+    starts; default the model's initial state), ``method`` (``"eig"`` or ``"doubling"``,
+    as for ``nd.linear_fc``).
 
     **Raises**: ``ValueError`` at construction for a target that is not a finite, real,
     symmetric square matrix, an unknown metric, a ``level_width`` or ``barrier_weight``
@@ -64,6 +67,7 @@ class LinearFcLoss(AbstractFcLoss):
     max_abscissa: float = eqx.field(static=True)
     barrier_weight: float = eqx.field(static=True)
     initial: Float[Array, "states nodes"] | None
+    method: Method = eqx.field(static=True)
 
     def __init__(
         self,
@@ -75,6 +79,7 @@ class LinearFcLoss(AbstractFcLoss):
         max_abscissa: float = -5e-4,
         barrier_weight: float = 10.0,
         initial: ArrayLike | None = None,
+        method: str = "eig",
     ):
         if not isinstance(monitor, AbstractMonitor):
             raise ValueError(f"LinearFcLoss monitor must be an AbstractMonitor, got {monitor!r}.")
@@ -88,6 +93,7 @@ class LinearFcLoss(AbstractFcLoss):
         self.barrier_weight = number("LinearFcLoss barrier_weight", barrier_weight, low=0.0,
                                      low_open=True)
         self.initial = None if initial is None else jnp.asarray(initial, dtype=float)
+        self.method = one_of("LinearFcLoss method", method, ("eig", "doubling"))
 
     def _check(self, network: Network) -> None:
         n = network.graph.n_nodes
@@ -100,17 +106,15 @@ class LinearFcLoss(AbstractFcLoss):
         """The analytic FC (``nd.linear_fc(network, monitor).fc``, without its runtime
         checks); ``key`` is ignored."""
         self._check(network)
-        return analytic_fc(network, self.monitor, initial=self.initial).fc
+        return analytic_fc(network, self.monitor, initial=self.initial, method=self.method).fc
 
     def __call__(self, network: Network, key=None) -> tuple[Float[Array, ""], Metrics]:
         """``(loss, metrics)`` of ``network``; ``key`` is ignored."""
         self._check(network)
-        result = analytic_fc(network, self.monitor, initial=self.initial)
+        result = analytic_fc(network, self.monitor, initial=self.initial, method=self.method)
         loss, metrics = self.loss_of_fc(result.fc)
         excess = jnp.maximum(result.abscissa - self.max_abscissa, 0.0) / abs(self.max_abscissa)
         barrier = self.barrier_weight * excess * excess
-        scale = 1.0 + jnp.max(jnp.abs(result.fixed_point))
-        tol = jnp.sqrt(jnp.finfo(result.fc.dtype).eps) * scale * 1e-3
-        found = result.residual <= tol
-        loss = jnp.where(found, loss + barrier, jnp.nan)
+        found, exact = solved(result)
+        loss = jnp.where(found & exact, loss + barrier, jnp.nan)
         return loss, {**metrics, "abscissa": result.abscissa, "barrier": barrier}
