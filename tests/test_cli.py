@@ -135,7 +135,7 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
         (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
         (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
-        (["--engine", "linear", "--fit", "G,sigma"], "sigma cancels in the analytic FC"),
+        (["--engine", "linear", "--fit", "G,sigma"], "cancels in the analytic FC"),
         (["--engine", "linear", "--fit", "G", "--fcd-weight", "1"], "--fcd-weight with --engine"),
     ],
 )
@@ -520,8 +520,9 @@ def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path
     assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
     assert nd.cli.plan(["fit"]).options.fit == "G,sigma"  # the simulation engine's default
     out = tmp_path / "fit"
+    # 9 values of G over [G0 / 3, 3 G0]: the analytic FC exists below G ~ 0.56 only.
     assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--steps", "3",
-                        "--no-plot", "--out", str(out)]) == 0
+                        "--grid", "9", "--no-plot", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "params.json").read_text())
     assert report["engine"] == "linear" and list(report["parameters"]) == ["coupling.G"]
@@ -530,7 +531,7 @@ def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path
     assert report["fit_loss"] != report["loss"]
     assert "the analytic FC of the network linearised" in printed
     assert re.search(r"analytic loss [\d.]+ -> [\d.]+, FC r [\d.]+ -> [\d.]+; simulated at "
-                     r"the fit: loss [\d.]+, FC r [\d.]+", printed), printed
+                     r"the fit: loss [\d.]+, FC r -?[\d.]+", printed), printed
 
 
 def _selected(*options: str):
