@@ -16,13 +16,16 @@ from .._parameterisation.feedback_inhibition import steady_coupling_input
 # Pseudo-transient continuation with switched evolution relaxation (Mulder & van Leer
 # 1985; Kelley & Keyes 1998): implicit Euler steps of length h, from FIRST_STEP ms, with h
 # scaled by the fall of the residual |F| at each step (h_{k+1} = h_k |F_{k-1}| / |F_k|),
-# so that steps grow into Newton's method (h -> inf) as the state settles. Implicit Euler
+# and by at least MIN_GROWTH, so that steps grow into Newton's method (h -> inf) as the
+# state settles, and through a slow passage (the ghost of a saddle-node, where |F| falls by
+# 0.2 % a step) within a few hundred steps. Implicit Euler
 # follows the flow into the basin of the stable fixed point the start relaxes to, through
 # slow passages too, where a plain Newton iteration from a far start can jump to another
 # (e.g. a saddle between the branches of a bistable model).
 FIRST_STEP = 1.0  # ms
+MIN_GROWTH = 1.05
 LONGEST_STEP = 1e12  # ms: Newton's method in effect
-MAX_ITERATIONS = 400
+MAX_ITERATIONS = 1000
 
 
 class Drift(eqx.Module):
@@ -60,8 +63,8 @@ def _relax(drift: Drift, y0: Float[Array, " n"]) -> Float[Array, " n"]:
     def step(carry):
         k, y, h, f_old, _ = carry
         f = drift(y)
-        h = jnp.clip(h * f_old / jnp.maximum(norm(f), jnp.finfo(y.dtype).tiny), FIRST_STEP,
-                     LONGEST_STEP)
+        ratio = f_old / jnp.maximum(norm(f), jnp.finfo(y.dtype).tiny)
+        h = jnp.clip(h * jnp.maximum(ratio, MIN_GROWTH), FIRST_STEP, LONGEST_STEP)
         # (I / h - J) dy = F: an implicit Euler step of length h.
         dy = jnp.linalg.solve(eye / h - jax.jacfwd(drift)(y), f)
         y_new = drift.clip(y + dy)
