@@ -10,6 +10,7 @@ from .._linear.linear_fc import analytic_fc, solved
 from .._linear.lyapunov import Method
 from .._monitor._base import AbstractMonitor
 from .._network import Network
+from .._parameterisation._base import resolve_parameters
 from .._validate import number, one_of
 from ._base import AbstractFcLoss, Metrics
 from ._fc_loss_arguments import target_fc
@@ -105,11 +106,13 @@ class LinearFcLoss(AbstractFcLoss):
     def model_fc(self, network: Network, key=None) -> Float[Array, "nodes nodes"]:
         """The analytic FC (``nd.linear_fc(network, monitor).fc``, without its runtime
         checks); ``key`` is ignored."""
+        network = resolve_parameters(network)  # a parameterised graph has no size before
         self._check(network)
         return analytic_fc(network, self.monitor, initial=self.initial, method=self.method).fc
 
     def __call__(self, network: Network, key=None) -> tuple[Float[Array, ""], Metrics]:
         """``(loss, metrics)`` of ``network``; ``key`` is ignored."""
+        network = resolve_parameters(network)  # a parameterised graph has no size before
         self._check(network)
         result = analytic_fc(network, self.monitor, initial=self.initial, method=self.method)
         loss, metrics = self.loss_of_fc(result.fc)

@@ -18,6 +18,14 @@ anew (longer, another noise key).
     python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge
     python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge \
         --from-json benchmarks/heterogeneity.json
+    taskset -c 0 python scripts/benchmarks/bench_heterogeneity.py --linear
+
+``--linear`` measures only the report's "Analytic loss" section (``nd.LinearFcLoss``:
+the analytic FC of the linearised model; the gradient fit until the loss stops falling,
+CMA-ES on the same loss with batched populations, each end point simulated with 3 held-out
+noise sets): about 25 min on one core; ``taskset -c 0`` (one core) is recommended on a
+shared 2-core machine (see the section's machine notes). The rest of the report is kept,
+and a later run without ``--linear`` keeps that section.
 
 ``--merge`` keeps the results of the other k in the existing heterogeneity.json (same
 settings and budget required) and reports them all; each k's section says when it ran.
@@ -34,6 +42,7 @@ The default takes about 65 min on 2 CPU cores: 3 values of k x 2 methods x ``--b
 import argparse
 import json
 import math
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -86,9 +95,13 @@ def gain_leaf(net):
 
 
 def with_theta(net, theta):
-    """``net`` at ``theta = {"G": scalar, "gain": [k - 1]}``."""
-    return eqx.tree_at(lambda n: (n.coupling.G, gain_leaf(n)), net,
-                       (theta["G"], theta["gain"]))
+    """``net`` at ``theta = {"G": scalar, "gain": [k - 1]}`` (and ``"w_p": [nodes]``, the
+    regional recurrent-excitation deviations of the analytic section's k = 161)."""
+    net = eqx.tree_at(lambda n: (n.coupling.G, gain_leaf(n)), net,
+                      (theta["G"], theta["gain"]))
+    if "w_p" in theta:
+        net = eqx.tree_at(lambda n: n.dynamics.w_p.deviations, net, theta["w_p"])
+    return net
 
 
 def start_theta(k: int) -> dict:
@@ -377,7 +390,8 @@ def _and(items) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def report(args, settings, budget, info, end_load, results, start) -> str:
+def report(args, settings, budget, info, end_load, results, start, linear=None) -> str:
+    """The report; ``linear``: the saved analytic section's results (kept as they are)."""
     options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
                f"--budget {args.budget:g}" if args.budget is not None else "",
                "--quick" if args.quick else "", "--merge" if args.merge else ""]
@@ -395,6 +409,8 @@ def report(args, settings, budget, info, end_load, results, start) -> str:
         lines += k_section(r, start)
     lines += setup_text(args, settings, budget)
     lines += C.machine_section(info, end_load)
+    if linear is not None:
+        lines += ["", *render_linear(linear, linear["command"])]
     return "\n".join(lines) + "\n"
 
 
@@ -454,9 +470,494 @@ def rerender(args) -> None:
     saved = json.loads(args.from_json.read_text())
     out = Path(args.out) if args.out else C.RESULTS
     text = report(args, saved["settings"], saved["budget"], saved["machine"],
-                  saved["load_at_end"], saved["results"], saved["start"])
+                  saved["load_at_end"], saved["results"], saved["start"], saved.get("linear"))
     (out / "heterogeneity.md").write_text(text, encoding="utf-8")
     print(f"wrote {out / 'heterogeneity.md'} from {args.from_json}")
+
+
+# ------------------------------------------------------------------ analytic loss (--linear)
+#
+# The same problem with ``nd.LinearFcLoss`` (the FC of the model linearised at its stable
+# fixed point: noise-free, exact gradients, no simulation) in place of ``nd.FcLoss``:
+# netdyn's gradient fit (backtracking Adam, until the loss stops falling) and CMA-ES on
+# that loss, each end point then simulated (the full delayed, noisy model) with several
+# held-out noise sets and scored on the test runs. ``measure_linear`` measures,
+# ``render_linear`` writes the report's "Analytic loss" section from the saved results.
+
+LINEAR_MARKER = "## Analytic loss"
+LINEAR_LABELS = {10: "G + input gains along 9 maps", 81: "G + 80 regional input log-gains",
+                 161: "G + 80 regional input log-gains + 80 regional w_p deviations"}
+# Adam step sizes (absolute units): G, the w_p deviations, and the gains per k (map
+# coefficients of z-scored maps move every region at once: a fifth of the regional step)
+LINEAR_LR = {"G": 0.01, "w_p": 0.03, "gain": {10: 0.02, 81: 0.1, 161: 0.1}}
+CMA_SCALE_WP = 0.03  # CMA-ES's scaled coordinate of the w_p deviations
+LINEAR_FULL = {"ks": [10, 81, 161], "cma_ks": [10, 81], "chunk": 25, "tol": 0.01,
+               "max_steps": 400, "cma_budget": 300.0, "cma_scale_gain": 0.5,
+               "heldout_sets": 3, "heldout_duration": 288_000.0,
+               "heldout_realisations": 4, "burn_in": 57_600.0, "fcd": [83, 3]}
+LINEAR_QUICK = {"ks": [10, 81], "cma_ks": [10, 81], "chunk": 3, "tol": 0.01,
+                "max_steps": 6, "cma_budget": 15.0, "cma_scale_gain": 0.5,
+                "heldout_sets": 2, "heldout_duration": 28_800.0,
+                "heldout_realisations": 1, "burn_in": 7_200.0, "fcd": [20, 3]}
+BOLD = nd.Bold(period=720.0, variables="S_e")
+
+
+class ResolvedLoss(eqx.Module):
+    """``loss`` of the network with its parameterisations resolved first. ``nd.
+    LinearFcLoss`` checks the target's size against ``network.graph.n_nodes`` before it
+    resolves the network, which fails when the graph's weights are an ``nd.InputScaling``
+    (``nd.FcLoss`` resolves first); resolving here is what the loss does next anyway."""
+
+    loss: nd.LinearFcLoss
+
+    def __call__(self, net, key=None):
+        return self.loss(nd.resolve_parameters(net), key)
+
+
+def linear_problem(k: int, data, s):
+    """``(network, analytic loss, simulated held-out loss, train, test)`` for ``k``
+    (161: k = 81's network with ``w_p`` a ``nd.RegionalDeviation`` too)."""
+    sim = {"duration": s["heldout_duration"], "burn_in": s["burn_in"],
+           "realisations": s["heldout_realisations"]}
+    net, heldout_loss, train, test = problem(81 if k == 161 else k, data, sim)
+    if k == 161:
+        wp = nd.RegionalDeviation(net.dynamics.w_p, jnp.zeros(net.graph.weights.weights.shape[0]))
+        net = eqx.tree_at(lambda n: n.dynamics.w_p, net, wp)
+    loss = ResolvedLoss(nd.LinearFcLoss(nd.runs_fc(train), BOLD, metric="1-r+huber"))
+    return net, loss, heldout_loss, train, test
+
+
+def linear_start(k: int) -> dict:
+    theta = start_theta(81 if k == 161 else k)
+    if k == 161:
+        theta["w_p"] = jnp.zeros(80)
+    return theta
+
+
+def theta_where(k: int):
+    """``nd.fit``'s ``where`` for ``k``, and the step-size label of each leaf."""
+    if k == 161:
+        return (lambda n: (n.coupling.G, gain_leaf(n), n.dynamics.w_p.deviations),
+                ["G", "gain", "w_p"])
+    return lambda n: (n.coupling.G, gain_leaf(n)), ["G", "gain"]
+
+
+def theta_of(net, k: int) -> dict:
+    where, labels = theta_where(k)
+    return {name: np.asarray(v) for name, v in zip(labels, where(net), strict=True)}
+
+
+def analytic_scores(net, theta, train, test) -> dict:
+    """What the analytic FC of ``theta`` says: its r with the test and training runs' FC,
+    its mean, the spectral abscissa."""
+    iu = np.triu_indices(len(train[0][0]), 1)
+    try:
+        result = nd.linear_fc(nd.resolve_parameters(with_theta(net, jax.tree.map(
+            jnp.asarray, theta))), BOLD)
+        fc = np.asarray(result.fc)
+    except RUN_ERRORS as e:
+        return {"error": type(e).__name__}
+    return {"test_r": float(np.corrcoef(fc[iu], nd.runs_fc(test)[iu])[0, 1]),
+            "train_r": float(np.corrcoef(fc[iu], nd.runs_fc(train)[iu])[0, 1]),
+            "mean_fc": float(fc[iu].mean()), "abscissa": float(result.abscissa)}
+
+
+def linear_gradient_fit(net, loss, k: int, s: dict, folder: Path) -> dict:
+    """``nd.fit`` with ``nd.backtrack`` (Adam, ``LINEAR_LR``) in chunks of ``s["chunk"]``
+    steps (resumed from a checkpoint: one compilation), until the best loss fell by less
+    than ``s["tol"]`` (relative) over the last chunk, or ``s["max_steps"]``."""
+    where, labels = theta_where(k)
+    lr = {**LINEAR_LR, "gain": LINEAR_LR["gain"][k]}
+    opt = nd.backtrack(optax.multi_transform(
+        {name: optax.adam(lr[name]) for name in labels}, labels))
+    checkpoint = folder / f"linear_fit_{k}.ckpt"
+    checkpoint.unlink(missing_ok=True)
+    key, steps = jax.random.key(0), 0
+    start, cpu = time.perf_counter(), time.process_time()
+    while True:
+        steps += s["chunk"]
+        fitted, h = nd.fit(net, loss, opt, where=where, steps=steps, key=key, keep="best",
+                           checkpoint=checkpoint, checkpoint_every=s["chunk"], resume=True)
+        best = np.minimum.accumulate(np.where(np.isfinite(h.loss), h.loss, np.inf))
+        before = best[-s["chunk"] - 1] if steps > s["chunk"] else best[0]
+        print(f"  gradient k = {k}: {steps} steps, {time.perf_counter() - start:6.1f} s, "
+              f"best loss {best[-1]:.4f} (load {os.getloadavg()[0]:.1f})", flush=True)
+        flat = steps > s["chunk"] and before - best[-1] < s["tol"] * best[-1]
+        if flat or steps >= s["max_steps"]:
+            break
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    checkpoint.unlink(missing_ok=True)
+    bs = h.best_step()
+    t = np.cumsum(h.wall_time)
+    trace = [{"t": float(ti), "loss": float(li), "best": float(bi)}
+             for ti, li, bi in zip(t, h.loss, best, strict=True)]
+    return {"method": "gradient (backtracking Adam)", "unit": "steps", "evaluations": steps,
+            "seconds": seconds, "cpu_seconds": cpu, "first_call": float(h.wall_time[0]),
+            "median_step": float(np.median(h.wall_time[1:])), "best_loss": float(h.loss[bs]),
+            "fit_r": float(h.metrics["fc_r"][bs]), "abscissa": float(h.metrics["abscissa"][bs]),
+            "rejected": int(np.sum(np.diff(best) == 0)), "best_theta": theta_of(fitted, k),
+            "trace": trace, "history": h, "fitted": fitted}
+
+
+def gradient_check(net, loss, k: int, history, fitted) -> dict:
+    """``nd.check_gradient`` at the start along the fit's first step, and at the end
+    point along its last accepted step (unit directions, step 1e-3)."""
+    where, labels = theta_where(k)
+    names = list(history.params)
+    out = {}
+    rows = np.flatnonzero(np.diff(history.loss) < 0)  # steps that lowered the loss
+    for label, model, (a, b) in (("start", net, (0, 1)),
+                                 ("end", fitted, (rows[-1], rows[-1] + 1) if len(rows) else
+                                  (0, 1))):
+        d = [np.asarray(history.params[n][b] - history.params[n][a]) for n in names]
+        norm = math.sqrt(sum(float(np.sum(v * v)) for v in d))
+        c = nd.check_gradient(loss, model, where, direction=tuple(v / norm for v in d),
+                              step=1e-3, key=jax.random.key(0))
+        out[label] = {"gradient": c.gradient, "fd": c.finite_difference,
+                      "fd_half": c.finite_difference_half,
+                      "relative_error": c.relative_error, "agree": bool(c.agree)}
+        print(f"  gradient check k = {k} ({label}): {c.gradient:.6g} against "
+              f"{c.finite_difference_half:.6g} ({'agree' if c.agree else 'DISAGREE'})",
+              flush=True)
+    return out
+
+
+@eqx.filter_jit
+def _population(thetas, net, loss):
+    """The analytic loss of every candidate, in one ``vmap``."""
+    return jax.vmap(lambda th: loss(with_theta(net, th))[0])(thetas)
+
+
+def linear_cma(net, loss, k: int, s: dict, level: float, cma) -> dict:
+    """CMA-ES (pycma, default population, seed 1) on the analytic loss, each generation
+    evaluated in one ``vmap`` (one candidate at a time where the batch raises), until it
+    reaches ``level`` or ``s["cma_budget"]`` seconds."""
+    scales = {"G": CMA_SCALE_G, "gain": s["cma_scale_gain"], "w_p": CMA_SCALE_WP}
+    start = linear_start(k)
+    sizes = {name: int(np.size(v)) for name, v in start.items()}
+
+    def theta(x):
+        out, i = {}, 0
+        for name, size in sizes.items():
+            v = np.asarray(start[name]) + scales[name] * np.asarray(x[i:i + size])
+            out[name] = jnp.asarray(v.reshape(np.shape(start[name])), dtype=float)
+            i += size
+        return out
+
+    es = cma.CMAEvolutionStrategy(np.zeros(sum(sizes.values())), CMA_SIGMA0,
+                                  {"seed": 1, "verbose": -9})
+    trace = Trace(s["cma_budget"])
+    cpu = time.process_time()
+    while not trace.over() and trace.best > level:
+        xs = es.ask()
+        thetas = [theta(x) for x in xs]
+        try:
+            values = np.asarray(_population(jax.tree.map(lambda *v: jnp.stack(v), *thetas),
+                                            net, loss))
+        except RUN_ERRORS:
+            values = []
+            for th in thetas:
+                try:
+                    values.append(float(forward(th, net, loss, None)[0]))
+                except RUN_ERRORS:
+                    values.append(math.nan)
+        for th, v in zip(thetas, values, strict=True):
+            trace.add(v, {}, th)
+        es.tell(xs, [v if math.isfinite(v) else FAILED_LOSS for v in values])
+        if es.countiter % 10 == 0:
+            print(f"  CMA-ES k = {k} generation {es.countiter:4d} {trace.elapsed():7.1f} s  "
+                  f"best {trace.best:.4f}  sigma {es.sigma:.3f}", flush=True)
+    out = trace.summary(f"CMA-ES (popsize {es.popsize}, batched)", "evaluations")
+    out.update(popsize=es.popsize, generations=es.countiter,
+               cpu_seconds=time.process_time() - cpu)
+    return out
+
+
+def heldout_sets(net, heldout_loss, theta, train, test, s: dict) -> dict:
+    """``theta`` simulated with ``s["heldout_sets"]`` noise sets (keys 10000, 10001, ...),
+    each scored on the test runs and the training runs: per set, and mean and sd."""
+    signals = eqx.filter_jit(heldout_loss.signals)
+    model = with_theta(net, jax.tree.map(jnp.asarray, theta))
+    window, step = s["fcd"]
+    sets = []
+    for i in range(s["heldout_sets"]):
+        t = time.perf_counter()
+        try:
+            x = np.asarray(signals(model, jax.random.key(10_000 + i)))
+        except RUN_ERRORS as e:
+            return {"error": type(e).__name__}
+        if not np.all(np.isfinite(x)):
+            return {"error": "non-finite signal"}
+        sets.append({"test": nd.score_runs(x, test, train=train, fcd_window=window,
+                                           fcd_step=step),
+                     "train": nd.score_runs(x, train), "seconds": time.perf_counter() - t})
+    summary = {}
+    for side in ("test", "train"):
+        for m in ("fc_r", "fraction_of_ceiling", "mean_fc", "saturation", "fcd_ks"):
+            values = [st[side][m] for st in sets if m in st[side]]
+            if values:
+                summary[f"{side}_{m}"] = [float(np.mean(values)), float(np.std(values))]
+    summary["empirical_mean_fc"] = sets[0]["test"]["empirical_mean_fc"]
+    return {"sets": sets, "summary": summary}
+
+
+def measure_linear(data, s: dict, cma, folder: Path) -> dict:
+    """Every fit of the analytic section, its gradient check (k = 81), CMA-ES and the
+    held-out simulations."""
+    out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "load_at_start": C.loadavg(), "settings": s, "lr": LINEAR_LR, "results": []}
+    net0, _, heldout_loss, train, test = linear_problem(81, data, s)
+    theta0 = jax.tree.map(np.asarray, linear_start(81))
+    out["ceiling"] = nd.noise_ceiling(train, test)
+    print("held-out simulation of the homogeneous start", flush=True)
+    out["start"] = {"analytic": analytic_scores(net0, theta0, train, test),
+                    "heldout": heldout_sets(net0, heldout_loss, theta0, train, test, s)}
+    for k in s["ks"]:
+        net, loss, heldout_loss, train, test = linear_problem(k, data, s)
+        print(f"k = {k}: gradient fit (load {C.loadavg()})", flush=True)
+        r = {"k": k, "load_before": C.loadavg()}
+        grad = linear_gradient_fit(net, loss, k, s, folder)
+        r["load_after_fit"] = C.loadavg()
+        history, fitted = grad.pop("history"), grad.pop("fitted")
+        if k == 81:
+            r["gradient_check"] = gradient_check(net, loss, k, history, fitted)
+        r["gradient"] = grad
+        if k in s["cma_ks"]:
+            print(f"k = {k}: CMA-ES (load {C.loadavg()})", flush=True)
+            r["cma"] = linear_cma(net, loss, k, s, grad["best_loss"], cma)
+            r["load_after_cma"] = C.loadavg()
+            level = r["cma"]["best_loss"]
+            for run in (grad, r["cma"]):
+                run["time_to_gradient_loss"] = time_to(run["trace"], grad["best_loss"])
+                run["best_at_gradient_time"] = min(
+                    (p["best"] for p in run["trace"] if p["t"] <= grad["seconds"]),
+                    default=None)
+                run["time_to_cma_loss"] = time_to(run["trace"], level)
+        for name in ("gradient", "cma"):
+            if name not in r:
+                continue
+            run = r[name]
+            print(f"k = {k}: held-out simulations of {name}'s end point", flush=True)
+            run["analytic"] = analytic_scores(net, run["best_theta"], train, test)
+            run["heldout"] = heldout_sets(net, heldout_loss, run["best_theta"], train,
+                                          test, s)
+            run["load_after_heldout"] = C.loadavg()
+        out["results"].append(r)
+    out["load_at_end"] = C.loadavg()
+    return out
+
+
+def _ms(summary: dict, key: str, digits: int = 3) -> str:
+    if key not in summary:
+        return "–"
+    m, sd = summary[key]
+    return f"{m:.{digits}f} ± {sd:.{digits}f}"
+
+
+def _heldout_row(name: str, analytic: dict, held: dict) -> str:
+    if "error" in analytic:
+        a = f"{analytic['error']} | –"
+    else:
+        a = f"{analytic['test_r']:.3f} | {analytic['mean_fc']:.3f}"
+    if "error" in held:
+        return f"| {name} | {held['error']} | | | | | | {a} |"
+    s = held["summary"]
+    return (f"| {name} | {_ms(s, 'test_fc_r')} | {_ms(s, 'test_fraction_of_ceiling', 2)} | "
+            f"{_ms(s, 'test_mean_fc')} | {_ms(s, 'test_saturation', 3)} | "
+            f"{_ms(s, 'test_fcd_ks')} | {_ms(s, 'train_fc_r')} | {a} |")
+
+
+def _fit_row(k: int, run: dict) -> str:
+    t_grad = run.get("time_to_gradient_loss")
+    reach = "–" if "time_to_gradient_loss" not in run else (
+        "not reached" if t_grad is None else f"{t_grad:.1f} s")
+    at = run.get("best_at_gradient_time")
+    cpu = f"{run['cpu_seconds']:.0f}" if run.get("cpu_seconds") is not None else "–"
+    first = _f(run.get("first_call"), ".1f")
+    return (f"| {k} | {run['method']} | {run['evaluations']} {run['unit']} | "
+            f"{run['seconds']:.1f} ({cpu}; {first}) | {run['best_loss']:.4f} | "
+            f"{_f(at, '.4f')} | {reach} | {_f(run['analytic'].get('train_r'))} | "
+            f"{_f(run['analytic'].get('test_r'))} |")
+
+
+def render_linear(lin: dict, command: str) -> list[str]:
+    """The "Analytic loss" section of the report, from ``measure_linear``'s results."""
+    s = lin["settings"]
+    ref = _fit_heterogeneous_reference()
+    lines = [
+        f"{LINEAR_MARKER}: `nd.LinearFcLoss`, fitted without simulation, scored with it", "",
+        f"Written by `{command}`; measured {lin['date']}. The same model, split and "
+        "parameterisations as above, fitted to the analytic FC of the model linearised at "
+        "its stable fixed point (`nd.LinearFcLoss`: Lyapunov equation, linearised Balloon "
+        "BOLD, delays ignored, noise-free, exact gradients) instead of simulated BOLD; each "
+        "end point then simulated (the nonlinear, delayed model with noise sigma 0.001, as "
+        f"above) with {s['heldout_sets']} held-out noise sets of "
+        f"{s['heldout_realisations']} x {s['heldout_duration'] / 1000:g} s after a "
+        f"{s['burn_in'] / 1000:g} s burn-in, and scored on the test runs 5-7 (mean ± sd "
+        f"over the sets). Noise ceiling {lin['ceiling']:.3f}.", "",
+        "### Fits", "",
+        "| k | method | steps / evaluations | wall s (CPU s; 1st call) | final loss | best "
+        "loss by the gradient fit's wall time | time to the gradient fit's final loss | fit r "
+        "(analytic, runs 1-4) | analytic FC r on runs 5-7 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in lin["results"]:
+        lines.append(_fit_row(r["k"], r["gradient"]))
+        if "cma" in r:
+            lines.append(_fit_row(r["k"], r["cma"]))
+    lines += ["", "Load average (1, 5, 15 min) before / after each fit: " + "; ".join(
+        f"k = {r['k']}: {r['load_before']} / {r['load_after_fit']}"
+        + (f", after CMA-ES {r['load_after_cma']}" if "load_after_cma" in r else "")
+        for r in lin["results"]) + ".", ""]
+    for r in lin["results"]:
+        g = r["gradient"]
+        lines.append(f"- k = {r['k']}: the gradient fit's median step {g['median_step']:.3f} s "
+                     f"(first call, compilation included, {g['first_call']:.1f} s); "
+                     f"{g['rejected']} steps taken back by `nd.backtrack`; spectral abscissa "
+                     f"at the end {g['abscissa']:.2e} per ms.")
+        if "cma" in r:
+            c = r["cma"]
+            lines.append(f"- k = {r['k']}: CMA-ES {c['generations']} generations of "
+                         f"{c['popsize']}, {c['failed']} failed candidates.")
+        if "gradient_check" in r:
+            for where, c in r["gradient_check"].items():
+                lines.append(
+                    f"- k = {r['k']}, `nd.check_gradient` at the {where} point along the "
+                    f"fit's {'first' if where == 'start' else 'last accepted'} step: "
+                    f"gradient {c['gradient']:.6g}, central differences {c['fd']:.6g} (h "
+                    f"1e-3) and {c['fd_half']:.6g} (h 5e-4), relative error "
+                    f"{c['relative_error']:.1e}.")
+    lines += ["", "### Held out: the end points simulated", "",
+              "| model | test FC r | of ceiling | test mean FC (runs' "
+              f"{lin['start']['heldout']['summary']['empirical_mean_fc']:.3f}) | saturation | "
+              "test FCD KS | train FC r | analytic FC r on runs 5-7 | analytic mean FC |",
+              "|---|---|---|---|---|---|---|---|---|",
+              _heldout_row("homogeneous start (G 0.49)", lin["start"]["analytic"],
+                           lin["start"]["heldout"])]
+    for r in lin["results"]:
+        for name in ("gradient", "cma"):
+            if name in r:
+                label = "gradient" if name == "gradient" else "CMA-ES"
+                lines.append(_heldout_row(f"k = {r['k']}, {label}", r[name]["analytic"],
+                                          r[name]["heldout"]))
+    if ref is not None:
+        lines += ["", f"For comparison, the input gains fitted on simulated BOLD "
+                  f"(`benchmarks/fit_heterogeneous.md`, 5 noise sets, its fitted sigma): test "
+                  f"FC r {ref['test_fc_r'][0]:.3f} ± {ref['test_fc_r'][1]:.3f}, mean FC "
+                  f"{ref['test_mean_fc'][0]:.3f} ± {ref['test_mean_fc'][1]:.3f}, FCD KS "
+                  f"{ref['test_fcd_ks'][0]:.3f} ± {ref['test_fcd_ks'][1]:.3f}."]
+    lines += [
+        "", "### Setup (analytic loss)", "",
+        "`nd.LinearFcLoss(runs_fc(runs 1-4), nd.Bold(period=720, variables='S_e'), "
+        "metric='1-r+huber')` (level width 0.05, stability barrier beyond a spectral "
+        "abscissa of -5e-4 per ms, weight 10), called on the network with its "
+        "parameterisations resolved (`nd.resolve_parameters`; see `ResolvedLoss` in the "
+        "script). k = 10 and 81 as above; k = 161 adds one mean-free deviation of the "
+        "recurrent excitation `w_p` per region (`nd.RegionalDeviation(1.4, ...)`; the FIC "
+        "keeps every region at 3 Hz).", "",
+        f"Gradient fit: `nd.fit` with `nd.backtrack(optax.multi_transform(Adam))`, steps "
+        f"{LINEAR_LR['G']} on G, {LINEAR_LR['gain'][10]} on the map coefficients (k = 10), "
+        f"{LINEAR_LR['gain'][81]} on the regional gains, {LINEAR_LR['w_p']} on the w_p "
+        f"deviations, `keep='best'`; run in chunks of {s['chunk']} steps (resumed from a "
+        "checkpoint, one compilation) until the best loss fell by less than "
+        f"{100 * s['tol']:g} % over the last chunk (at most {s['max_steps']} steps). The "
+        "step sizes were chosen from 200-300-step runs: regional gains at 0.05, 0.1 and "
+        "0.2 (G at a tenth) reach the same loss by 100 steps (0.05 a little later); map "
+        "coefficients at 0.01, 0.02 and 0.05 the same loss by 150 steps, 0.1 has its first "
+        "steps taken back.", "",
+        f"CMA-ES: pycma, default population, seed 1, sigma0 {CMA_SIGMA0}, from the "
+        f"homogeneous start in scaled coordinates (G = 0.49 + {CMA_SCALE_G} x, gains "
+        f"{s['cma_scale_gain']} x, w_p {CMA_SCALE_WP} x); each generation's candidates "
+        "evaluated in one `jax.vmap` of the analytic loss (one at a time where the batch "
+        f"raises); a NaN loss is told {FAILED_LOSS:g}. It stops at the gradient fit's final "
+        f"loss or after {s['cma_budget']:g} s. The gains' scale was chosen from 120 s runs "
+        "at k = 81 with 0.1, 0.5 and 1.0 (best losses 0.113, 0.099, 0.125; at k = 10, 0.1 "
+        "and 0.5 reach the same). Times are wall-clock from the method's start, "
+        "compilation included; CPU seconds are this process's.", "",
+        f"Held out: keys 10000-{10_000 + s['heldout_sets'] - 1}, `nd.score_runs` on the "
+        f"test runs (FC r, fraction of the ceiling, mean FC, saturation: pairs above 0.9, "
+        f"FCD KS: {s['fcd'][0]}-TR windows, {s['fcd'][1]}-TR steps) and on the training "
+        "runs. *Analytic FC r on runs 5-7*: `nd.linear_fc` of the end point against the "
+        "test runs' FC (what the fit believes).", "",
+        "### Machine (analytic loss)", "",
+        f"- CPUs the process could use: {lin.get('cpus', '?')} (`taskset`: on this shared "
+        "machine, with the 1-minute load above 2, the analytic loss's value and gradient "
+        "took 0.10 s (median, 40 calls; at most 0.13 s) on one pinned core against 0.18-0.25 "
+        "s median with stalls of about 4 s in one call of ten on both cores; a held-out "
+        "simulation 5.1 s against 7.9 s)",
+        f"- load average (1, 5, 15 min) at start: {lin['load_at_start']}, at end: "
+        f"{lin['load_at_end']} (2 CPUs shared with other jobs)"]
+    return lines
+
+
+def _fit_heterogeneous_reference() -> dict | None:
+    path = C.RESULTS / "fit_heterogeneous.json"
+    try:
+        return json.loads(path.read_text())["input gains"]["scores"]["summary"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def linear_figure(lin: dict, path: Path) -> None:
+    """Best analytic loss against time, per k (gradient and CMA-ES)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no figure")
+        return
+    results = lin["results"]
+    fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6),
+                             squeeze=False)
+    for ax, r in zip(axes[0], results, strict=True):
+        for name, colour in (("gradient", "C0"), ("cma", "C1")):
+            if name not in r:
+                continue
+            pts = [p for p in r[name]["trace"] if p["best"] is not None
+                   and math.isfinite(p["best"])]
+            ax.step([p["t"] for p in pts], [p["best"] for p in pts], where="post",
+                    color=colour, label=r[name]["method"])
+        ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)",
+               ylabel="best analytic loss so far", yscale="log")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run_linear(args, cma) -> None:
+    """``--linear``: measure the analytic section, save it under ``"linear"`` in
+    heterogeneity.json and rewrite the report's section (the rest of the report kept)."""
+    s = LINEAR_QUICK if args.quick else LINEAR_FULL
+    out = Path(args.out if args.out else
+               tempfile.mkdtemp(prefix="heterogeneity_") if args.quick else C.RESULTS)
+    out.mkdir(parents=True, exist_ok=True)
+    data = nd.datasets.load("hcp")
+    lin = measure_linear(data, s, cma, out)
+    cpus = sorted(os.sched_getaffinity(0))
+    pinned = f"taskset -c {','.join(map(str, cpus))} " if len(cpus) < os.cpu_count() else ""
+    lin["cpus"] = f"{len(cpus)} of {os.cpu_count()}"
+    lin["command"] = pinned + C.command("bench_heterogeneity.py", "--linear",
+                                        "--quick" if args.quick else "")
+    lin["machine"] = C.machine_info()
+    path = out / "heterogeneity.json"
+    saved = json.loads(path.read_text()) if path.is_file() else {}
+    saved["linear"] = _plain(lin)
+    path.write_text(json.dumps(saved, indent=1))
+    write_linear_section(out / "heterogeneity.md", saved["linear"])
+    linear_figure(saved["linear"], out / "heterogeneity_linear.png")
+    print(f"wrote {out / 'heterogeneity.md'} ({LINEAR_MARKER!r} section, .json, "
+          "heterogeneity_linear.png)")
+
+
+def write_linear_section(path: Path, lin: dict) -> None:
+    """The report at ``path`` up to its analytic section, then that section anew."""
+    text = path.read_text() if path.is_file() else ""
+    head = text[:text.index(LINEAR_MARKER)] if LINEAR_MARKER in text else text
+    section = "\n".join(render_linear(lin, lin["command"]))
+    path.write_text(head.rstrip("\n") + "\n\n" + section + "\n", encoding="utf-8")
 
 
 def main() -> None:
@@ -469,6 +970,9 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="folder of the reports (benchmarks/)")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other k's results in the existing heterogeneity.json")
+    parser.add_argument("--linear", action="store_true",
+                        help="only the analytic-loss section (nd.LinearFcLoss): its fits, "
+                        "CMA-ES and held-out simulations; the rest of the report is kept")
     parser.add_argument("--from-json", type=Path, default=None, metavar="PATH",
                         help="simulate nothing: rewrite heterogeneity.md from the results "
                         "saved in PATH (the other options name the measuring command)")
@@ -480,6 +984,9 @@ def main() -> None:
         import cma
     except ImportError:
         raise SystemExit("bench_heterogeneity needs CMA-ES: pip install cma") from None
+    if args.linear:
+        run_linear(args, cma)
+        return
     settings = QUICK if args.quick else FULL
     budget = settings["budget"] if args.budget is None else args.budget
     out = Path(args.out if args.out else
@@ -499,11 +1006,14 @@ def main() -> None:
         print("held-out simulation of the homogeneous start", flush=True)
         start = start_point(data, settings, results)
     end_load = C.loadavg()
-    text = report(args, settings, budget, info, end_load, results, start)
+    path = out / "heterogeneity.json"
+    linear = json.loads(path.read_text()).get("linear") if path.is_file() else None
+    text = report(args, settings, budget, info, end_load, results, start, linear)
     (out / "heterogeneity.md").write_text(text, encoding="utf-8")
-    (out / "heterogeneity.json").write_text(json.dumps(_plain(
+    path.write_text(json.dumps(_plain(
         {"settings": settings, "budget": budget, "machine": info, "load_at_end": end_load,
-         "start": start, "results": results}), indent=1))
+         "start": start, "results": results, **({"linear": linear} if linear else {})}),
+        indent=1))
     figure(results, out / "heterogeneity.png")
     print(f"wrote {out / 'heterogeneity.md'} (.json, .png)")
 
