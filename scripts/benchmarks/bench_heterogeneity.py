@@ -502,18 +502,6 @@ LINEAR_QUICK = {"ks": [10, 81], "cma_ks": [10, 81], "chunk": 3, "tol": 0.01,
 BOLD = nd.Bold(period=720.0, variables="S_e")
 
 
-class ResolvedLoss(eqx.Module):
-    """``loss`` of the network with its parameterisations resolved first. ``nd.
-    LinearFcLoss`` checks the target's size against ``network.graph.n_nodes`` before it
-    resolves the network, which fails when the graph's weights are an ``nd.InputScaling``
-    (``nd.FcLoss`` resolves first); resolving here is what the loss does next anyway."""
-
-    loss: nd.LinearFcLoss
-
-    def __call__(self, net, key=None):
-        return self.loss(nd.resolve_parameters(net), key)
-
-
 def linear_problem(k: int, data, s):
     """``(network, analytic loss, simulated held-out loss, train, test)`` for ``k``
     (161: k = 81's network with ``w_p`` a ``nd.RegionalDeviation`` too)."""
@@ -523,7 +511,7 @@ def linear_problem(k: int, data, s):
     if k == 161:
         wp = nd.RegionalDeviation(net.dynamics.w_p, jnp.zeros(net.graph.weights.weights.shape[0]))
         net = eqx.tree_at(lambda n: n.dynamics.w_p, net, wp)
-    loss = ResolvedLoss(nd.LinearFcLoss(nd.runs_fc(train), BOLD, metric="1-r+huber"))
+    loss = nd.LinearFcLoss(nd.runs_fc(train), BOLD, metric="1-r+huber")
     return net, loss, heldout_loss, train, test
 
 
@@ -559,7 +547,8 @@ def analytic_scores(net, theta, train, test) -> dict:
         return {"error": type(e).__name__}
     return {"test_r": float(np.corrcoef(fc[iu], nd.runs_fc(test)[iu])[0, 1]),
             "train_r": float(np.corrcoef(fc[iu], nd.runs_fc(train)[iu])[0, 1]),
-            "mean_fc": float(fc[iu].mean()), "abscissa": float(result.abscissa)}
+            "mean_fc": float(fc[iu].mean()), "abscissa": float(result.abscissa),
+            "fixed_point_S_e": np.asarray(result.fixed_point)[0]}
 
 
 def linear_gradient_fit(net, loss, k: int, s: dict, folder: Path) -> dict:
@@ -673,17 +662,26 @@ def linear_cma(net, loss, k: int, s: dict, level: float, cma) -> dict:
     return out
 
 
-def heldout_sets(net, heldout_loss, theta, train, test, s: dict) -> dict:
+LEFT = 0.05  # a run left the fixed point: some region's mean S_e this far from S_e*
+
+
+def heldout_sets(net, heldout_loss, theta, train, test, s: dict, fixed_se=None) -> dict:
     """``theta`` simulated with ``s["heldout_sets"]`` noise sets (keys 10000, 10001, ...),
-    each scored on the test runs and the training runs: per set, and mean and sd."""
+    each scored on the test runs and the training runs: per set, and mean and sd. With
+    ``fixed_se`` (the analytic FC's fixed point, S_e per region): the same runs' S_e
+    (averaged over each TR) too, and how many runs left that fixed point (a region's mean
+    S_e more than ``LEFT`` from it) and the largest departure."""
     signals = eqx.filter_jit(heldout_loss.signals)
+    states = eqx.filter_jit(heldout_loss.replace(
+        monitor=nd.TemporalAverage(period=720.0, variables="S_e")).signals)
     model = with_theta(net, jax.tree.map(jnp.asarray, theta))
     window, step = s["fcd"]
     sets = []
     for i in range(s["heldout_sets"]):
         t = time.perf_counter()
+        key = jax.random.key(10_000 + i)
         try:
-            x = np.asarray(signals(model, jax.random.key(10_000 + i)))
+            x = np.asarray(signals(model, key))
         except RUN_ERRORS as e:
             return {"error": type(e).__name__}
         if not np.all(np.isfinite(x)):
@@ -691,6 +689,10 @@ def heldout_sets(net, heldout_loss, theta, train, test, s: dict) -> dict:
         sets.append({"test": nd.score_runs(x, test, train=train, fcd_window=window,
                                            fcd_step=step),
                      "train": nd.score_runs(x, train), "seconds": time.perf_counter() - t})
+        if fixed_se is not None:
+            departure = np.max(np.abs(np.asarray(states(model, key)).mean(axis=1)
+                                      - np.asarray(fixed_se)), axis=-1)  # per run
+            sets[-1]["departure"] = departure.tolist()
     summary = {}
     for side in ("test", "train"):
         for m in ("fc_r", "fraction_of_ceiling", "mean_fc", "saturation", "fcd_ks"):
@@ -698,6 +700,10 @@ def heldout_sets(net, heldout_loss, theta, train, test, s: dict) -> dict:
             if values:
                 summary[f"{side}_{m}"] = [float(np.mean(values)), float(np.std(values))]
     summary["empirical_mean_fc"] = sets[0]["test"]["empirical_mean_fc"]
+    if fixed_se is not None:
+        departures = np.concatenate([st["departure"] for st in sets])
+        summary["left_fixed_point"] = [int(np.sum(departures > LEFT)), int(departures.size)]
+        summary["max_departure"] = float(np.max(departures))
     return {"sets": sets, "summary": summary}
 
 
@@ -710,8 +716,10 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
     theta0 = jax.tree.map(np.asarray, linear_start(81))
     out["ceiling"] = nd.noise_ceiling(train, test)
     print("held-out simulation of the homogeneous start", flush=True)
-    out["start"] = {"analytic": analytic_scores(net0, theta0, train, test),
-                    "heldout": heldout_sets(net0, heldout_loss, theta0, train, test, s)}
+    analytic = analytic_scores(net0, theta0, train, test)
+    out["start"] = {"analytic": analytic,
+                    "heldout": heldout_sets(net0, heldout_loss, theta0, train, test, s,
+                                            analytic.get("fixed_point_S_e"))}
     for k in s["ks"]:
         net, loss, heldout_loss, train, test = linear_problem(k, data, s)
         print(f"k = {k}: gradient fit (load {C.loadavg()})", flush=True)
@@ -740,7 +748,7 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
             print(f"k = {k}: held-out simulations of {name}'s end point", flush=True)
             run["analytic"] = analytic_scores(net, run["best_theta"], train, test)
             run["heldout"] = heldout_sets(net, heldout_loss, run["best_theta"], train,
-                                          test, s)
+                                          test, s, run["analytic"].get("fixed_point_S_e"))
             run["load_after_heldout"] = C.loadavg()
         out["results"].append(r)
     out["load_at_end"] = C.loadavg()
@@ -760,11 +768,16 @@ def _heldout_row(name: str, analytic: dict, held: dict) -> str:
     else:
         a = f"{analytic['test_r']:.3f} | {analytic['mean_fc']:.3f}"
     if "error" in held:
-        return f"| {name} | {held['error']} | | | | | | {a} |"
+        return f"| {name} | {held['error']} | | | | | | | {a} |"
     s = held["summary"]
+    left = ("–" if "left_fixed_point" not in s else
+            f"{s['left_fixed_point'][0]} of {s['left_fixed_point'][1]} "
+            f"({s['max_departure']:.3f})")
+    se = analytic.get("fixed_point_S_e")
+    a += "" if se is None else f" | {np.min(se):.3f}-{np.max(se):.3f}"
     return (f"| {name} | {_ms(s, 'test_fc_r')} | {_ms(s, 'test_fraction_of_ceiling', 2)} | "
             f"{_ms(s, 'test_mean_fc')} | {_ms(s, 'test_saturation', 3)} | "
-            f"{_ms(s, 'test_fcd_ks')} | {_ms(s, 'train_fc_r')} | {a} |")
+            f"{_ms(s, 'test_fcd_ks')} | {_ms(s, 'train_fc_r')} | {left} | {a} |")
 
 
 def _fit_row(k: int, run: dict) -> str:
@@ -830,8 +843,10 @@ def render_linear(lin: dict, command: str) -> list[str]:
     lines += ["", "### Held out: the end points simulated", "",
               "| model | test FC r | of ceiling | test mean FC (runs' "
               f"{lin['start']['heldout']['summary']['empirical_mean_fc']:.3f}) | saturation | "
-              "test FCD KS | train FC r | analytic FC r on runs 5-7 | analytic mean FC |",
-              "|---|---|---|---|---|---|---|---|---|",
+              "test FCD KS | train FC r | runs that left the fixed point (largest "
+              "departure) | analytic FC r on runs 5-7 | analytic mean FC | fixed point's "
+              "S_e* |",
+              "|---|---|---|---|---|---|---|---|---|---|---|",
               _heldout_row("homogeneous start (G 0.49)", lin["start"]["analytic"],
                            lin["start"]["heldout"])]
     for r in lin["results"]:
@@ -850,9 +865,8 @@ def render_linear(lin: dict, command: str) -> list[str]:
         "", "### Setup (analytic loss)", "",
         "`nd.LinearFcLoss(runs_fc(runs 1-4), nd.Bold(period=720, variables='S_e'), "
         "metric='1-r+huber')` (level width 0.05, stability barrier beyond a spectral "
-        "abscissa of -5e-4 per ms, weight 10), called on the network with its "
-        "parameterisations resolved (`nd.resolve_parameters`; see `ResolvedLoss` in the "
-        "script). k = 10 and 81 as above; k = 161 adds one mean-free deviation of the "
+        "abscissa of -5e-4 per ms, weight 10). k = 10 and 81 as above; k = 161 adds one "
+        "mean-free deviation of the "
         "recurrent excitation `w_p` per region (`nd.RegionalDeviation(1.4, ...)`; the FIC "
         "keeps every region at 3 Hz).", "",
         f"Gradient fit: `nd.fit` with `nd.backtrack(optax.multi_transform(Adam))`, steps "
@@ -878,7 +892,12 @@ def render_linear(lin: dict, command: str) -> list[str]:
         f"test runs (FC r, fraction of the ceiling, mean FC, saturation: pairs above 0.9, "
         f"FCD KS: {s['fcd'][0]}-TR windows, {s['fcd'][1]}-TR steps) and on the training "
         "runs. *Analytic FC r on runs 5-7*: `nd.linear_fc` of the end point against the "
-        "test runs' FC (what the fit believes).", "",
+        "test runs' FC (what the fit believes). *Runs that left the fixed point*: the same "
+        "runs (same keys) with S_e averaged over each TR (`nd.TemporalAverage`): those in "
+        f"which some region's mean S_e over the run lies more than {LEFT} from the fixed "
+        "point S_e* that the analytic FC linearises at, and the largest such departure. "
+        "*Fixed point's S_e**: its range over regions (the FIC's balanced state holds every "
+        "region at 0.161, 3 Hz).", "",
         "### Machine (analytic loss)", "",
         f"- CPUs the process could use: {lin.get('cpus', '?')} (`taskset`: on this shared "
         "machine, with the 1-minute load above 2, the analytic loss's value and gradient "
