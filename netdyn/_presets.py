@@ -17,10 +17,10 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from jaxtyping import ArrayLike
 
 from ._coupling.difference import DelayedDifference
 from ._coupling.linear import DelayedLinear
+from ._custom_types import ArrayLike
 from ._dynamics.reduced_wong_wang import ReducedWongWang
 from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh
 from ._dynamics.sup_hopf import SupHopf

@@ -13,8 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-from jaxtyping import ArrayLike, PyTree
+from jaxtyping import PyTree
 
+from ._custom_types import ArrayLike
 from ._device_memory import fitting_batch, free_bytes, program_bytes
 
 _AXIS = "batch"

@@ -6,9 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import ArrayLike
 
-from .._custom_types import CouplingInput, Scalar, State
+from .._custom_types import ArrayLike, CouplingInput, Scalar, State
 
 
 class AbstractDynamics(eqx.Module):

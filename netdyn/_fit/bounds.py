@@ -6,7 +6,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
+
+from .._custom_types import ArrayLike
 
 
 class AbstractTransform(eqx.Module):

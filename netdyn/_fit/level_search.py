@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from jaxtyping import ArrayLike
+
+from .._custom_types import ArrayLike
 
 
 class LevelSearch(NamedTuple):

@@ -6,9 +6,9 @@ from typing import Literal
 import equinox as eqx
 import jax
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, Float, Int
 
-from .._custom_types import History, Scalar
+from .._custom_types import ArrayLike, History, Scalar
 
 Interpolation = Literal["nearest", "linear"]
 

@@ -3,9 +3,9 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
-from .._custom_types import History, Matrix, Scalar
+from .._custom_types import ArrayLike, History, Matrix, Scalar
 from . import _dense_ops
 from ._base import (
     AbstractBatchMinorGraph,

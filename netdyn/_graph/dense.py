@@ -3,9 +3,8 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import ArrayLike
 
-from .._custom_types import Matrix
+from .._custom_types import ArrayLike, Matrix
 from ._base import AbstractGraph
 from ._checks import check_square, checked_weights
 from ._dense_layout import AbstractDenseGraph

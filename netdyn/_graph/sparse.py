@@ -2,8 +2,9 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, Float, Int
 
+from .._custom_types import ArrayLike
 from . import _sparse_ops
 from ._base import AbstractGraph
 from ._checks import checked_weights

@@ -4,9 +4,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, Float, Int
 
-from .._custom_types import History, Scalar
+from .._custom_types import ArrayLike, History, Scalar
 from . import _sparse_ops
 from ._base import (
     AbstractBatchMinorGraph,

@@ -6,9 +6,9 @@ from typing import ClassVar, Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
-from .._custom_types import Key
+from .._custom_types import ArrayLike, Key
 from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._observation.fc import fc

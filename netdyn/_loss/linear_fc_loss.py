@@ -4,8 +4,9 @@ from typing import ClassVar, Literal
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from .._linear.linear_fc import analytic_fc, solved
 from .._linear.lyapunov import Method
 from .._monitor._base import AbstractMonitor

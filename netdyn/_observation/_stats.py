@@ -3,7 +3,9 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
+
+from .._custom_types import ArrayLike
 
 
 def as_time_nodes(x: ArrayLike, name: str = "x") -> Float[Array, "time nodes"]:

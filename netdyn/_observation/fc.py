@@ -2,9 +2,8 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import ArrayLike
 
-from .._custom_types import Matrix
+from .._custom_types import ArrayLike, Matrix
 from ._stats import as_time_nodes, standardize
 
 _FISHER_CLIP = 1e-7

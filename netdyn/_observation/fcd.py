@@ -4,8 +4,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from ._stats import as_time_nodes, sliding_windows, upper_triangle
 from .fc import fc
 

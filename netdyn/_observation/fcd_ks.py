@@ -3,8 +3,9 @@
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from ._stats import check_positive, python_int
 from .losses import _values
 

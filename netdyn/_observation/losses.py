@@ -3,8 +3,9 @@
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from ._stats import safe_sqrt, standardize, upper_triangle
 
 

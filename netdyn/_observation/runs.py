@@ -4,8 +4,8 @@ a simulated signal scored against held-out runs (FC pattern, level, saturation, 
 from collections.abc import Sequence
 
 import numpy as np
-from jaxtyping import ArrayLike
 
+from .._custom_types import ArrayLike
 from ._stats import upper_triangle
 from .fc import fc
 from .fcd import fcd, fcd_values

@@ -6,8 +6,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from .._validate import finite_array, is_concrete, number
 from ._stats import python_int, sliding_windows
 

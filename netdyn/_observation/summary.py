@@ -2,8 +2,9 @@
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from ._stats import upper_triangle
 from .losses import fc_correlation, rmse
 

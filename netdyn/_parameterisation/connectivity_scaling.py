@@ -4,8 +4,9 @@ from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike
 from ._base import AbstractParameterisation
 
 

@@ -3,8 +3,9 @@
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import Scalar
 from ._base import AbstractParameterisation
 
 
@@ -32,7 +33,7 @@ class MapParameter(AbstractParameterisation):
     coefficients or names do not match their number.
     """
 
-    baseline: Float[ArrayLike, ""]
+    baseline: Scalar
     coefficients: Float[Array, " k"]
     maps: Float[Array, "k nodes"]
     names: tuple[str, ...] = eqx.field(static=True)

@@ -12,7 +12,8 @@ coefficient $c$ of 0.1 changes the parameter by 10 % per standard deviation of t
 """
 
 import numpy as np
-from jaxtyping import ArrayLike
+
+from .._custom_types import ArrayLike
 
 __all__ = ["fc_gradient", "in_strength", "zscore"]
 

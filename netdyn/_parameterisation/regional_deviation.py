@@ -1,8 +1,9 @@
 """A regional parameter as a baseline plus mean-free deviations."""
 
 import jax.numpy as jnp
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, Float
 
+from .._custom_types import ArrayLike, Scalar
 from ._base import AbstractParameterisation
 
 
@@ -19,10 +20,10 @@ class RegionalDeviation(AbstractParameterisation):
     ``jnp.zeros(n)``).
     """
 
-    baseline: Float[ArrayLike, ""]
+    baseline: Scalar
     deviations: Float[Array, " nodes"]
 
-    def __init__(self, baseline: Float[ArrayLike, ""], deviations: ArrayLike):
+    def __init__(self, baseline: Scalar, deviations: ArrayLike):
         self.baseline = baseline
         self.deviations = jnp.asarray(deviations, dtype=float)
 

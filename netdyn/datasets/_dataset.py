@@ -5,7 +5,9 @@ from collections.abc import Sequence
 
 import equinox as eqx
 import numpy as np
-from jaxtyping import ArrayLike, Bool, Float
+from jaxtyping import Bool, Float
+
+from .._custom_types import ArrayLike
 
 
 class Dataset(eqx.Module):
