@@ -39,18 +39,127 @@ def test_mismatched_delays():
         nd.DelayGraph(np.ones((3, 3)), np.ones((4, 4)))
 
 
-def test_nan_weights():
+def _entries(message: str) -> list[tuple[int, int]]:
+    """The ``(target, source)`` pairs a message names."""
+    import re
+
+    return [(int(t), int(s)) for t, s in re.findall(r"\((\d+), (\d+)\)", message)]
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda w: nd.DelayGraph(w, np.ones((4, 4))),
+        lambda w: nd.DelayGraph.from_lengths(w, np.ones((4, 4)), speed=4.0),
+        lambda w: nd.DelayGraph(w, np.ones((4, 4)), max_delay=5.0),
+        lambda w: nd.DenseGraph(w),
+        lambda w: nd.SparseGraph.from_dense(w),
+        lambda w: nd.SparseDelayGraph.from_lengths(w, np.ones((4, 4)), speed=4.0),
+    ],
+    ids=["DelayGraph", "from_lengths", "max_delay", "DenseGraph", "SparseGraph",
+         "SparseDelayGraph"],
+)
+def test_nonfinite_weights_are_refused_when_built(build, value):
+    # A directed graph: entry [target 1, source 2] only, its mirror [2, 1] is fine.
     w = np.ones((4, 4))
-    w[1, 2] = np.nan
-    with pytest.raises(Exception, match="weights contain NaN"):
-        _sim(_net(weights=w))
+    w[1, 2] = value
+    message = r"Graph\.weights must be finite; 1 entry is NaN or infinite"
+    with pytest.raises(ValueError, match=message) as e:
+        build(w)
+    assert _entries(str(e.value)) == [(1, 2)]
 
 
-def test_negative_weights_unless_signed():
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda w, signed: nd.DelayGraph(w, np.ones((4, 4)), signed=signed),
+        lambda w, signed: nd.DenseGraph(w, signed=signed),
+        lambda w, signed: nd.SparseGraph.from_dense(w, signed=signed),
+        lambda w, signed: nd.SparseDelayGraph.from_dense(w, np.ones((4, 4)), signed=signed),
+    ],
+    ids=["DelayGraph", "DenseGraph", "SparseGraph", "SparseDelayGraph"],
+)
+def test_negative_weights_are_refused_when_built_unless_signed(build):
+    w = np.ones((4, 4))
+    w[3, 0], w[0, 2] = -1.0, -2.5
+    with pytest.raises(ValueError, match=r"weights must be >= 0 \(pass signed=True") as e:
+        build(w, False)
+    assert "2 entries are not" in str(e.value)
+    assert _entries(str(e.value)) == [(0, 2), (3, 0)]  # row-major order
+    graph = build(w, True)
+    dense = np.zeros((4, 4))
+    if isinstance(graph, (nd.SparseGraph, nd.SparseDelayGraph)):
+        dense[np.asarray(graph.targets), np.asarray(graph.sources)] = np.asarray(graph.weights)
+    else:
+        dense = np.asarray(graph.weights)
+    np.testing.assert_array_equal(dense, w)
+
+
+def test_sparse_edge_weights_are_named_by_target_and_source():
+    targets, sources = np.array([0, 3, 2]), np.array([1, 0, 3])
+    message = r"SparseGraph\.weights must be finite; 1 edge is NaN"
+    with pytest.raises(ValueError, match=message) as e:
+        nd.SparseGraph(targets, sources, np.array([1.0, np.nan, 2.0]), n_nodes=4)
+    assert _entries(str(e.value)) == [(3, 0)]
+    with pytest.raises(ValueError, match=r"SparseDelayGraph\.weights must be >= 0") as e:
+        nd.SparseDelayGraph(targets, sources, np.array([1.0, 1.0, -2.0]), np.ones(3), n_nodes=4)
+    assert _entries(str(e.value)) == [(2, 3)]
+
+
+def _runtime_message(net) -> str:
+    with pytest.raises(eqx.EquinoxRuntimeError) as e:
+        eqx.filter_jit(_sim)(net)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_weights_put_in_after_construction_are_named_at_run_time(kind):
+    # eqx.tree_at skips the constructor's checks: simulate's runtime check names the entry.
+    w = np.ones((4, 4))
+    if kind == "dense":
+        net = _net(weights=w)
+    else:
+        net = nd.Network(nd.ReducedWongWang(), nd.DelayedLinear(G=0.5),
+                         nd.SparseDelayGraph.from_dense(w, np.full((4, 4), 3.0)))
+    if kind == "dense":
+        bad = w.copy()
+        bad[2, 1] = np.nan
+    else:
+        # The sparse layout reorders the edges: find edge [target 2, source 1].
+        t, s = np.asarray(net.graph.targets), np.asarray(net.graph.sources)
+        bad = np.ones(t.shape)
+        bad[np.nonzero((t == 2) & (s == 1))[0][0]] = np.nan
+    nan_net = eqx.tree_at(lambda n: n.graph.weights, net, jnp.asarray(bad))
+    message = _runtime_message(nan_net)
+    assert "weights contain NaN or inf (at [target, source] = (2, 1))." in message
+    negative = np.where(np.isnan(bad), -0.5, bad)
+    neg_net = eqx.tree_at(lambda n: n.graph.weights, net, jnp.asarray(negative))
+    message = _runtime_message(neg_net)
+    assert "weights contain negative entries (at [target, source] = (2, 1)); pass signed=True" \
+        in message
+
+
+def test_traced_weights_are_checked_at_run_time():
+    # Weights built inside jit are traced: the graph cannot check them when built.
+    w = np.ones((4, 4))
+    w[0, 3] = np.inf
+
+    @eqx.filter_jit
+    def run(weights):
+        net = nd.Network(nd.ReducedWongWang(), nd.DelayedLinear(G=0.5),
+                         nd.DelayGraph(weights, np.full((4, 4), 3.0)))
+        return _sim(net)
+
+    with pytest.raises(eqx.EquinoxRuntimeError,
+                       match=r"weights contain NaN or inf \(at \[target, source\] = \(0, 3\)\)"):
+        run(jnp.asarray(w))
+    run(jnp.ones((4, 4)))  # the same function runs with finite weights
+
+
+def test_signed_weights_run():
     w = np.ones((4, 4))
     w[0, 1] = -1.0
-    with pytest.raises(Exception, match="negative"):
-        _sim(_net(weights=w))
     signed = nd.Network(
         nd.ReducedWongWang(), nd.DelayedLinear(), nd.DelayGraph(w, np.ones((4, 4)), signed=True)
     )
@@ -64,7 +173,8 @@ def test_negative_and_nan_delays():
         _net(delays=d)
     # Put in after construction (eqx.tree_at skips the check): refused when the run starts.
     net = eqx.tree_at(lambda n: n.graph.delays, _net(), jnp.asarray(d))
-    with pytest.raises(Exception, match="delays contain negative"):
+    at = r"\(at \[target, source\] = \(2, 0\)\)"
+    with pytest.raises(Exception, match=r"delays contain negative entries " + at):
         _sim(net)
     net = _net()
     net = eqx.tree_at(lambda n: n.graph.delays, net, jnp.full((4, 4), jnp.nan))

@@ -2,6 +2,7 @@
 
 import functools
 import warnings
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -55,23 +56,112 @@ def check_same_shape(name: str, x, ref_name: str, ref) -> None:
         )
 
 
-def checked_weights(weights: Array, signed: bool) -> Array:
-    """Attach runtime checks: finite, and non-negative unless ``signed`` (the graphs'
-    trace-time checks, run first in ``validate``, have refused complex values)."""
-    weights = eqx.error_if(weights, ~jnp.all(jnp.isfinite(weights)), "weights contain NaN or inf.")
+def _count(n: int, what: str) -> str:
+    plural = {"entry": "entries", "edge": "edges"}[what]
+    return f"1 {what} is" if n == 1 else f"{n} {plural} are"
+
+
+def entry_positions(bad: np.ndarray, edges=None, limit: int = 5) -> str:
+    """The ``[target, source]`` positions of the first ``limit`` true entries of ``bad``
+    (a ``[nodes, nodes]`` mask, or an ``[edges]`` mask with ``edges = (targets, sources)``)."""
+    if edges is None:
+        pairs = np.argwhere(bad)
+    else:
+        pairs = np.stack([np.asarray(e)[bad] for e in edges], axis=1)
+    shown = ", ".join(f"({int(t)}, {int(s)})" for t, s in pairs[:limit])
+    more = f" and {len(pairs) - limit} more" if len(pairs) > limit else ""
+    return f"[target, source] = {shown}{more}"
+
+
+def check_weight_values(owner: str, weights, signed: bool, edges=None) -> None:
+    """Concrete ``weights`` must be finite, and >= 0 unless ``signed``: a ``ValueError``
+    naming ``owner.weights`` and the offending entries as ``[target, source]`` positions
+    (of each edge, ``edges = (targets, sources)``, for a sparse graph). Traced weights are
+    checked at run time (``checked_weights``)."""
+    if not all(is_concrete(x) for x in (weights, *(edges or ()))):
+        return
+    w = np.asarray(weights)
+    what = "entry" if edges is None else "edge"
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise ValueError(
+            f"{owner}.weights must be finite; {_count(int(bad.sum()), what)} NaN or "
+            f"infinite ({entry_positions(bad, edges)}; e.g. {w[bad][0]:g})."
+        )
     if not signed:
-        weights = eqx.error_if(
-            weights,
-            jnp.any(weights < 0),
-            "weights contain negative entries (pass signed=True for signed connectomes).",
+        bad = w < 0
+        if bad.any():
+            raise ValueError(
+                f"{owner}.weights must be >= 0 (pass signed=True for a signed connectome); "
+                f"{_count(int(bad.sum()), what)} not ({entry_positions(bad, edges)}; "
+                f"e.g. {w[bad][0]:g})."
+            )
+
+
+class EntryMessages(Sequence):
+    """Runtime error messages indexed by a flat ``[nodes, nodes]`` entry index, built
+    only when one is shown: ``eqx.branched_error_if`` reads ``msgs[index]`` when the error
+    fires, so a message can name the entry without ``nodes**2`` strings being made.
+    ``template`` holds ``{at}``, replaced by ``[target, source] = (i, j)``."""
+
+    def __init__(self, template: str, n_nodes: int):
+        self.template, self.n_nodes = template, n_nodes
+
+    def __len__(self) -> int:
+        return self.n_nodes * self.n_nodes
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):  # a sparse edge whose indices were replaced
+            return self.template.format(at="at an edge with a node index out of range")
+        target, source = divmod(int(index), self.n_nodes)
+        return self.template.format(at=f"at [target, source] = ({target}, {source})")
+
+
+def _entry_index(x: Array, edges, n_nodes: int | None) -> tuple[Array, int]:
+    """Each value's flat ``target * n_nodes + source`` index, and ``n_nodes``: of a
+    ``[nodes, nodes]`` matrix, or of ``[edges]`` values with ``edges = (targets, sources)``."""
+    if edges is None:
+        n = x.shape[-1]
+        return jnp.arange(x.size, dtype=jnp.int32).reshape(x.shape), n
+    targets, sources = edges
+    return targets.astype(jnp.int32) * n_nodes + sources.astype(jnp.int32), n_nodes
+
+
+def _error_at(x: Array, bad: Array, flat_index: Array, template: str, n_nodes: int) -> Array:
+    """``x`` with a runtime error naming the ``[target, source]`` entry of the first true
+    ``bad`` (``flat_index``: each entry's ``target * n_nodes + source``)."""
+    if bad.size == 0:  # a sparse graph without edges
+        return x
+    first = jnp.argmax(bad.reshape(-1))
+    return eqx.branched_error_if(
+        x, jnp.any(bad), flat_index.reshape(-1)[first], EntryMessages(template, n_nodes)
+    )
+
+
+def checked_weights(weights: Array, signed: bool, edges=None, n_nodes: int | None = None):
+    """Attach runtime checks: finite, and non-negative unless ``signed`` (the graphs'
+    trace-time checks, run first in ``validate``, have refused complex values). The
+    message names the first offending ``[target, source]`` entry (of a sparse graph's
+    edges ``edges = (targets, sources)`` over ``n_nodes`` nodes)."""
+    flat, n = _entry_index(weights, edges, n_nodes)
+    weights = _error_at(weights, ~jnp.isfinite(weights), flat,
+                        "weights contain NaN or inf ({at}).", n)
+    if not signed:
+        weights = _error_at(
+            weights, weights < 0, flat,
+            "weights contain negative entries ({at}); pass signed=True for signed "
+            "connectomes.", n,
         )
     return weights
 
 
-def checked_delays(delays: Array, max_delay: float) -> Array:
-    """Attach runtime checks: finite, non-negative, and within ``max_delay``."""
-    delays = eqx.error_if(delays, ~jnp.all(jnp.isfinite(delays)), "delays contain NaN or inf.")
-    delays = eqx.error_if(delays, jnp.any(delays < 0), "delays contain negative entries.")
+def checked_delays(delays: Array, max_delay: float, edges=None,
+                   n_nodes: int | None = None) -> Array:
+    """Attach runtime checks: finite, non-negative (each naming the first offending
+    ``[target, source]`` entry, as ``checked_weights``), and within ``max_delay``."""
+    flat, n = _entry_index(delays, edges, n_nodes)
+    delays = _error_at(delays, ~jnp.isfinite(delays), flat, "delays contain NaN or inf ({at}).", n)
+    delays = _error_at(delays, delays < 0, flat, "delays contain negative entries ({at}).", n)
     delays = eqx.error_if(
         delays,
         jnp.any(delays > max_delay),

@@ -18,6 +18,7 @@ from ._checks import (
     check_delay_values,
     check_same_shape,
     check_square,
+    check_weight_values,
     checked_delays,
     checked_weights,
     concrete_max,
@@ -40,6 +41,11 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
     - ``max_delay``: the largest delay the history buffer must hold (ms); computed from
       ``delays`` when omitted (then ``delays`` must be concrete, not traced).
     - ``signed``: allow negative weights.
+
+    Concrete weights and delays are checked when the graph is built: NaN or infinite
+    entries, negative delays and (unless ``signed``) negative weights get a
+    ``ValueError`` naming their ``[target, source]`` positions; traced values, and values
+    put in with ``eqx.tree_at``, are checked when ``simulate`` runs.
     """
 
     weights: Matrix
@@ -64,6 +70,7 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
         check_square("weights", self.weights)
         check_square("delays", self.delays)
         check_same_shape("delays", self.delays, "weights", self.weights)
+        check_weight_values("DelayGraph", self.weights, self.signed)
         check_delay_values("DelayGraph", self.delays)
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")

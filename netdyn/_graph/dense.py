@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from .._custom_types import ArrayLike, Matrix
 from ._base import AbstractGraph
-from ._checks import check_square, checked_weights
+from ._checks import check_square, check_weight_values, checked_weights
 from ._dense_layout import AbstractDenseGraph
 
 
@@ -20,6 +20,11 @@ class DenseGraph(AbstractDenseGraph):
 
     - ``weights``: ``[nodes, nodes]`` matrix, oriented ``[target, source]``.
     - ``signed``: allow negative weights (default ``False``: a negative weight is an error).
+
+    Concrete weights are checked when the graph is built: NaN, infinite or (unless
+    ``signed``) negative entries get a ``ValueError`` naming their ``[target, source]``
+    positions; traced weights, and weights put in with ``eqx.tree_at``, are checked when
+    ``simulate`` runs.
     """
 
     weights: Matrix
@@ -31,6 +36,7 @@ class DenseGraph(AbstractDenseGraph):
 
     def __check_init__(self):
         check_square("weights", self.weights)
+        check_weight_values("DenseGraph", self.weights, self.signed)
 
     def validate(self) -> "AbstractGraph":
         check_square("weights", self.weights)

@@ -7,7 +7,7 @@ from jaxtyping import Array, Float, Int
 from .._custom_types import ArrayLike
 from . import _sparse_ops
 from ._base import AbstractGraph
-from ._checks import checked_weights
+from ._checks import check_weight_values, checked_weights
 from ._sparse_layout import AbstractSparseGraph, edge_layout
 
 
@@ -67,6 +67,8 @@ class SparseGraph(AbstractSparseGraph):
             "SparseGraph", self.num_nodes, self.blocks, self.chunk_index,
             targets=self.targets, sources=self.sources, weights=self.weights,
         )
+        check_weight_values("SparseGraph", self.weights, self.signed,
+                            (self.targets, self.sources))
 
     @classmethod
     def from_dense(
@@ -75,6 +77,7 @@ class SparseGraph(AbstractSparseGraph):
         """Keep the entries of a ``[target, source]`` matrix with ``weight > threshold``
         (``|weight| > threshold`` when ``signed``). ``weights`` must be concrete."""
         w = _sparse_ops.concrete_matrix("weights", weights)
+        check_weight_values("SparseGraph", w, signed)
         targets, sources = _sparse_ops.select_edges(w, threshold, signed)
         return cls(
             targets, sources, jnp.asarray(weights)[targets, sources],
@@ -83,6 +86,7 @@ class SparseGraph(AbstractSparseGraph):
 
     def validate(self) -> "AbstractGraph":
         self.__check_init__()
-        weights = checked_weights(self.weights, self.signed)
+        weights = checked_weights(self.weights, self.signed, (self.targets, self.sources),
+                                  self.num_nodes)
         sources = self._checked_sources()
         return eqx.tree_at(lambda g: (g.weights, g.sources), self, (weights, sources))

@@ -18,6 +18,7 @@ from ._base import (
 from ._checks import (
     check_delay_values,
     check_same_shape,
+    check_weight_values,
     checked_delays,
     checked_weights,
     concrete_max,
@@ -89,6 +90,8 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractBatchMinorGraph):
             targets=self.targets, sources=self.sources, weights=self.weights,
             delays=self.delays,
         )
+        check_weight_values("SparseDelayGraph", self.weights, self.signed,
+                            (self.targets, self.sources))
         check_delay_values("SparseDelayGraph", self.delays, (self.targets, self.sources))
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")
@@ -107,6 +110,7 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractBatchMinorGraph):
         (``|weight| > threshold`` when ``signed``). ``weights`` must be concrete;
         ``delays`` (ms) may be traced if ``max_delay`` is given."""
         w = _sparse_ops.concrete_matrix("weights", weights)
+        check_weight_values("SparseDelayGraph", w, signed)
         check_same_shape("delays", delays, "weights", w)
         targets, sources = _sparse_ops.select_edges(w, threshold, signed)
         if isinstance(delays, jax.core.Tracer):
@@ -149,8 +153,10 @@ class SparseDelayGraph(AbstractSparseGraph, AbstractBatchMinorGraph):
 
     def validate(self) -> "AbstractGraph":
         self.__check_init__()
-        weights = checked_weights(self.weights, self.signed)
-        delays = checked_delays(self.delays, self.max_delay)
+        weights = checked_weights(self.weights, self.signed, (self.targets, self.sources),
+                                  self.num_nodes)
+        delays = checked_delays(self.delays, self.max_delay, (self.targets, self.sources),
+                                self.num_nodes)
         sources = self._checked_sources()
         return eqx.tree_at(
             lambda g: (g.weights, g.delays, g.sources), self, (weights, delays, sources)
