@@ -151,6 +151,7 @@ from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
 from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
+from ._simulate.whole_periods import whole_periods as whole_periods
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver
 from ._solver._runge_kutta import (

@@ -672,3 +672,119 @@ def test_fc_loss_checks_the_key_before_drawing_realisations():
     loss = nd.FcLoss(np.eye(4), nd.Heun(), nd.Raw(), duration=20.0, realisations=2)
     with pytest.raises(ValueError, match=r"raw uint32 key .*got shape \(4,\)"):
         loss(_net(noise=nd.AdditiveNoise(0.01)), data)
+
+
+def _rww_ei_net():
+    return nd.Network(nd.ReducedWongWangExcInh(), nd.DelayedLinear(G=0.1),
+                      nd.DelayGraph(np.ones((3, 3)), np.full((3, 3), 2.0)))
+
+
+@pytest.mark.parametrize("make", [nd.Bold, nd.HrfBold])
+def test_bold_without_variables_suggests_the_models_own_name(make):
+    # ReducedWongWangExcInh has no 'S': the suggestion is its coupled variable, S_e.
+    net = _rww_ei_net()
+    assert net.dynamics.coupled_variables == ("S_e",)
+    with pytest.raises(ValueError, match=r"monitor 'bold': .* ReducedWongWangExcInh has 2 "
+                       r"\('S_e', 'S_i'\); pass e\.g\. variables=\('S_e',\)"):
+        _sim(net, t1=8.0, monitors={"bold": make(period=4.0)})
+    sol = _sim(net, t1=8.0, monitors={"bold": make(period=4.0, variables="S_e")})
+    assert sol["bold"].shape == (2, 1, 3)
+
+
+@pytest.mark.parametrize(
+    "monitor, unknown, suggestion",
+    [
+        (nd.Bold(period=4.0, variables="S"), "['S']", "('S_e',)"),
+        (nd.TemporalAverage(period=4.0, variables="s_i"), "['s_i']", "('S_i',)"),
+        (nd.Raw(variables=("S_e", "V")), "['V']", "('S_e',)"),  # no close name: coupled
+        (nd.Raw(variables=("S_e", "Si")), "['Si']", "('S_e', 'S_i')"),
+    ],
+)
+def test_unknown_monitor_variable_suggests_the_models_own_names(monitor, unknown, suggestion):
+    with pytest.raises(ValueError) as e:
+        _sim(_rww_ei_net(), t1=8.0, monitors={"m": monitor})
+    assert str(e.value) == (
+        f"monitor 'm': unknown variable(s) {unknown}; ReducedWongWangExcInh's state variables "
+        f"are ('S_e', 'S_i'): did you mean variables={suggestion}?"
+    )
+
+
+def test_bold_of_two_names_suggests_one_of_them():
+    with pytest.raises(ValueError, match=r"pass one of them, e\.g\. variables=\('S_i',\)"):
+        nd.Bold(variables=("S_i", "S_e"))
+
+
+def test_duration_error_names_the_nearest_valid_durations():
+    # The getting-started case: a 720 ms TR and a round 60 s run.
+    with pytest.raises(ValueError) as e:
+        _sim(_net(), t1=60_000.0, monitors={"bold": nd.Bold(period=720.0)})
+    assert str(e.value) == (
+        "the duration (60000.0 ms) is not a whole number of periods of monitor 'bold' "
+        "(720.0 ms). Valid durations: the nearest are 59760.0 ms (83 periods) and 60480.0 ms "
+        "(84 periods); nd.whole_periods(60000.0, 720.0) rounds a duration to whole periods."
+    )
+    # Shorter than one period: only the longer neighbour exists.
+    with pytest.raises(ValueError, match=r"the shortest is 720\.0 ms \(1 period\);"):
+        _sim(_net(), t1=500.0, monitors={"bold": nd.Bold(period=720.0)})
+
+
+def test_duration_error_with_several_monitors_names_common_multiples():
+    # 720 and 1000 ms: every monitor's periods fit in multiples of lcm = 18 000 ms.
+    monitors = {"avg": nd.TemporalAverage(period=1000.0), "bold": nd.Bold(period=720.0)}
+    with pytest.raises(ValueError) as e:
+        _sim(_net(), t1=40_000.0, monitors=monitors)
+    assert "monitor 'bold' (720.0 ms). Valid durations (whole periods of every monitor: " \
+        "multiples of 18000.0 ms): the nearest are 36000.0 ms and 54000.0 ms; " \
+        "nd.whole_periods(40000.0, 18000.0)" in str(e.value)
+
+
+def test_duration_error_without_float_noise():
+    # 0.1 ms steps: 597 600 steps of 0.1 ms are 59760.00000000001 ms in floating point.
+    with pytest.raises(ValueError, match=r"the nearest are 72\.0 ms \(10 periods\) and "
+                       r"79\.2 ms \(11 periods\)"):
+        _sim(_net(), t1=75.0, dt=0.1, monitors={"m": nd.TemporalAverage(period=7.2)})
+
+
+@pytest.mark.parametrize(
+    "duration, rounding, expected",
+    [
+        (60_000.0, "nearest", 59_760.0),
+        (60_000.0, "down", 59_760.0),
+        (60_000.0, "up", 60_480.0),
+        (60_200.0, "nearest", 60_480.0),
+        (60_120.0, "nearest", 60_480.0),  # 83.5 periods: halves round up
+        (60_480.0, "down", 60_480.0),  # already whole: unchanged whatever the rounding
+        (60_480.0 * (1 + 1e-12), "up", 60_480.0),  # within simulate's tolerance
+        (100.0, "down", 720.0),  # at least one period
+        (20_000.0, "nearest", 20_160.0),
+    ],
+)
+def test_whole_periods(duration, rounding, expected):
+    assert nd.whole_periods(duration, 720.0, rounding=rounding) == expected
+
+
+def test_whole_periods_gives_durations_simulate_accepts():
+    t1 = nd.whole_periods(75.0, 7.2)
+    assert t1 == pytest.approx(72.0, rel=1e-15)
+    sol = _sim(_net(), t1=t1, dt=0.1, monitors={"m": nd.TemporalAverage(period=7.2)})
+    assert sol["m"].shape == (10, 1, 4)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((0.0, 720.0), r"whole_periods\(duration\) must be a finite real number > 0 ms"),
+        ((60_000.0, -1.0), r"whole_periods\(period\) must be a finite real number > 0 ms"),
+        ((float("nan"), 720.0), r"whole_periods\(duration\) must be"),
+        ((1e308, 1e-308), r"is not a finite number of periods"),
+    ],
+)
+def test_whole_periods_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        nd.whole_periods(*args)
+
+
+def test_whole_periods_bad_rounding(no_type_hook):
+    with pytest.raises(ValueError, match=r"whole_periods\(rounding\) must be 'nearest', "
+                       r"'down' or 'up', got 'round'"):
+        nd.whole_periods(60_000.0, 720.0, rounding="round")

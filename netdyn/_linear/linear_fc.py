@@ -10,6 +10,7 @@ from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
 from .._monitor.raw import Raw
 from .._monitor.temporal_average import TemporalAverage
+from .._names import suggested_variable
 from .._network import Network
 from .._observation._stats import correlation_of_covariance
 from .._parameterisation._base import resolve_parameters
@@ -57,6 +58,10 @@ class LinearFc(eqx.Module):
 
 def _monitored_row(monitor: AbstractMonitor, network: Network) -> int:
     names = network.dynamics.state_names
+
+    def suggest(name):  # one of the model's own names, for the messages
+        return (suggested_variable(name, network.dynamics),)
+
     kind = type(monitor).__name__
     if not isinstance(monitor, (Bold, Raw, TemporalAverage)):
         raise ValueError(
@@ -66,11 +71,12 @@ def _monitored_row(monitor: AbstractMonitor, network: Network) -> int:
     if len(variables) != 1:
         raise ValueError(
             f"linear_fc: the {kind} monitor must watch exactly one state variable, got "
-            f"{tuple(variables)}; pass e.g. variables=({names[0]!r},) (the model's state "
-            f"variables are {names}).")
+            f"{tuple(variables)}; pass e.g. variables={suggest(None)!r} "
+            f"(the model's state variables are {names}).")
     if variables[0] not in names:
         raise ValueError(f"linear_fc: the {kind} monitor watches {variables[0]!r}, which is "
-                         f"not a state variable of the model ({names}).")
+                         f"not a state variable of the model ({names}); did you mean "
+                         f"variables={suggest(variables[0])!r}?")
     return names.index(variables[0])
 
 

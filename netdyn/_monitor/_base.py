@@ -40,3 +40,12 @@ class AbstractMonitor(eqx.Module):
     @abc.abstractmethod
     def sample_offset(self, period: float, dt: float) -> float:
         """Time of a sample relative to the end of its period (ms)."""
+
+
+class AbstractSingleVariableMonitor(AbstractMonitor):
+    """A monitor driven by exactly one state variable (the BOLD monitors).
+
+    ``simulate`` checks ``variables`` against the model: with ``variables=None`` on a
+    model of several state variables it refuses the run and suggests one of the model's
+    own names (its first coupled variable).
+    """

@@ -20,7 +20,8 @@ def check_single_variable(monitor) -> None:
     if monitor.variables is not None and len(monitor.variables) != 1:
         raise ValueError(
             f"{type(monitor).__name__} is driven by exactly one state variable, got "
-            f"variables={monitor.variables!r}; pass e.g. variables=('S',)."
+            f"variables={monitor.variables!r}; pass one of them, e.g. "
+            f"variables={monitor.variables[:1]!r}."
         )
 
 
@@ -47,6 +48,6 @@ def single_row(monitor, y: Float[Array, "k nodes"]) -> Float[Array, " nodes"]:
         raise ValueError(
             f"{type(monitor).__name__} is driven by exactly one state variable, but it "
             f"receives {y.shape[0]} rows (shape {y.shape}): with a multi-variable model, "
-            "pass e.g. variables=('S',)."
+            "pass variables=(name,) with one of the model's state variables."
         )
     return y[0]

@@ -9,11 +9,11 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .._custom_types import Param
-from ._base import AbstractMonitor
+from ._base import AbstractSingleVariableMonitor
 from ._checks import check_single_variable, check_warmup, single_row, to_variables
 
 
-class Bold(AbstractMonitor):
+class Bold(AbstractSingleVariableMonitor):
     r"""BOLD signal of the Balloon-Windkessel model, integrated online at every step.
 
     Each node's neural signal $x$ (one state variable, e.g. RWW's ``S``) drives four

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from .._custom_types import Param
-from ._base import AbstractMonitor
+from ._base import AbstractSingleVariableMonitor
 from ._checks import (
     check_single_variable,
     check_warmup,
@@ -20,7 +20,7 @@ from ._checks import (
 _State = tuple[Float[Array, "pending nodes"], Int[Array, ""]]
 
 
-class HrfBold(AbstractMonitor):
+class HrfBold(AbstractSingleVariableMonitor):
     r"""BOLD signal as TVB's ``Bold`` monitor computes it: the neural signal averaged
     over windows of ``interim`` ms, convolved with a hemodynamic response kernel of
     ``hrf_length`` ms, sampled every ``period``.

@@ -8,7 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._device_memory import check_fits
-from .._monitor._base import AbstractMonitor
+from .._monitor._base import AbstractMonitor, AbstractSingleVariableMonitor
+from .._names import suggested_variable
 from ._arguments import TimeGrid, whole_steps
 from ._rows import take_rows
 
@@ -28,8 +29,8 @@ class MonitorSchedule(eqx.Module):
     n_steps: int = eqx.field(static=True)
 
     @classmethod
-    def build(cls, monitors, state_names, grid: TimeGrid) -> "MonitorSchedule":
-        """Check ``monitors`` against the state variables and the time grid."""
+    def build(cls, monitors, dynamics, grid: TimeGrid) -> "MonitorSchedule":
+        """Check ``monitors`` against the model's state variables and the time grid."""
         monitors = {} if monitors is None else dict(monitors)
         rows, periods = {}, {}
         for name, m in monitors.items():
@@ -38,7 +39,9 @@ class MonitorSchedule(eqx.Module):
                     f"monitor {name!r} is not an AbstractMonitor: {type(m).__name__}."
                 )
             periods[name] = _period_steps(name, m, grid)
-            rows[name] = _monitor_rows(name, m, state_names)
+        _check_whole_periods(periods, grid)
+        for name, m in monitors.items():
+            rows[name] = _monitor_rows(name, m, dynamics)
         every = math.gcd(*periods.values()) if periods else grid.n_steps
         return cls(monitors, rows, periods, every, grid.n_steps)
 
@@ -147,24 +150,62 @@ def _period_steps(name: str, m: AbstractMonitor, grid: TimeGrid) -> int:
         if not m.period > 0:
             raise ValueError(f"monitor {name!r}: period must be positive, got {m.period}.")
         steps = whole_steps(f"monitor {name!r} period", m.period, grid.dt)
-    if grid.n_steps % steps:
-        raise ValueError(
-            f"the duration ({grid.t1 - grid.t0} ms) is not a whole number of periods of "
-            f"monitor {name!r} ({steps * grid.dt} ms)."
-        )
     return steps
 
 
-def _monitor_rows(name: str, monitor: AbstractMonitor, state_names) -> tuple[int, ...]:
+def _ms(steps: int, dt: float) -> str:
+    """``steps * dt`` ms as a short number (no float noise such as 59760.00000000001)."""
+    return repr(float(f"{steps * dt:.12g}"))
+
+
+def _check_whole_periods(periods: dict[str, int], grid: TimeGrid) -> None:
+    """The run must be a whole number of every monitor's period; the error names the
+    nearest durations that are (multiples of all the periods) and ``whole_periods``."""
+    late = [name for name, steps in periods.items() if grid.n_steps % steps]
+    if not late:
+        return
+    name, dt = late[0], grid.dt
+    common = math.lcm(*periods.values())
+    below = grid.n_steps // common * common
+    one = common == periods[name]  # only this monitor's period matters
+
+    def text(steps: int) -> str:
+        n = steps // common
+        return f"{_ms(steps, dt)} ms" + (f" ({n} period{'s' if n > 1 else ''})" if one else "")
+
+    nearest = (f"the nearest are {text(below)} and {text(below + common)}" if below else
+               f"the shortest is {text(common)}")
+    every = "" if one else f" (whole periods of every monitor: multiples of {_ms(common, dt)} ms)"
+    duration = grid.t1 - grid.t0
+    raise ValueError(
+        f"the duration ({duration} ms) is not a whole number of periods of monitor "
+        f"{name!r} ({_ms(periods[name], dt)} ms). Valid durations{every}: {nearest}; "
+        f"nd.whole_periods({duration}, {_ms(common, dt)}) rounds a duration to whole periods."
+    )
+
+
+def _monitor_rows(name: str, monitor: AbstractMonitor, dynamics) -> tuple[int, ...]:
+    """The state rows ``monitor`` sees; unknown or missing names get an error suggesting
+    the model's own names."""
+    state_names = dynamics.state_names
+    model = type(dynamics).__name__
     variables = monitor.variables
     if variables is None:
+        if isinstance(monitor, AbstractSingleVariableMonitor) and len(state_names) > 1:
+            raise ValueError(
+                f"monitor {name!r}: {type(monitor).__name__} is driven by exactly one state "
+                f"variable, and {model} has {len(state_names)} {state_names}; pass e.g. "
+                f"variables={(suggested_variable(None, dynamics),)!r} (its coupled variable)."
+            )
         return tuple(range(len(state_names)))
     if isinstance(variables, str):  # one name, also for monitors without the converter
         variables = (variables,)
     unknown = [v for v in variables if v not in state_names]
     if unknown or not variables:
+        suggestion = tuple(dict.fromkeys(
+            v if v in state_names else suggested_variable(v, dynamics) for v in variables))
         raise ValueError(
-            f"monitor {name!r}: unknown variable(s) {list(variables)}; "
-            f"state variables are {state_names}."
+            f"monitor {name!r}: unknown variable(s) {unknown}; {model}'s state variables "
+            f"are {state_names}: did you mean variables={suggestion!r}?"
         )
     return tuple(state_names.index(v) for v in variables)

@@ -66,7 +66,7 @@ def setup(network, solver, *, t0, t1, dt, monitors, key, history) -> Setup:
     _check_vector_field(dynamics, start.y0, terms.shape, grid.t0)
     if network.noise is not None and key is None:
         raise ValueError("the network has noise: pass key=jax.random.key(...).")
-    schedule = MonitorSchedule.build(monitors, dynamics.state_names, grid)
+    schedule = MonitorSchedule.build(monitors, dynamics, grid)
 
     stimuli = StimulusTerms.build(network.stimulus, dynamics.state_names, graph.n_nodes)
 
