@@ -87,7 +87,7 @@ def _t_cdf(t, dof):
 
 
 def t_quantile(p: float, dof: float) -> float:
-    """The ``p`` quantile of Student's t with ``dof`` degrees of freedom (``inf``: the
+    r"""The ``p`` quantile of Student's t with ``dof`` degrees of freedom (``inf``: the
     normal), by bisection on $F(t) = 1 - \tfrac12 I_{\nu/(\nu+t^2)}(\nu/2, 1/2)$
     (absolute error below 1e-9 for ``p`` up to 0.9999 and ``dof`` >= 1)."""
     if not (0.5 <= p < 1):
