@@ -14,13 +14,19 @@ make one. Any ``tutorials/*.py`` with ``# %%`` cells is picked up.
 A markdown line ``<!-- benchmark: NAME -->`` in a tutorial becomes a link to the page of
 ``benchmarks/NAME.md`` when that report exists, and disappears otherwise (the reports are
 written by the scripts in ``scripts/benchmarks/`` and may be missing from a checkout).
+
+The documentation pages link to the files themselves, so that a link works in the
+repository: ``[Sweeps](../tutorials/sweeps_and_scale.py)`` from ``docs/index.md``. In the
+site, a link to a file published as a page (a tutorial's script, a benchmark report)
+becomes a link to that page.
 """
 
 import importlib.util
 import json
 import logging
+import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mkdocs.structure.files import File
 
@@ -189,6 +195,45 @@ def benchmark_markdown(text: str, figures: set[str]) -> str:
         return f"`{label}`" if not bang else f"*(figure `{target}` not published)*"
 
     return _LINK.sub(keep, text)
+
+
+def _published(path: PurePosixPath) -> str | None:
+    """The site page of the repository file ``path`` (relative to the root), if any."""
+    if path.parent == PurePosixPath(REPO) and path.suffix == ".py":
+        return f"{REPO}/{path.stem}.md"
+    if path.parent == PurePosixPath("benchmarks") and path.suffix == ".md":
+        return str(path)
+    return None
+
+
+def repository_links(markdown: str, src_uri: str, pages: set[str]) -> str:
+    """The page ``docs/SRC_URI`` with its links to files that the site publishes as pages
+    (``pages``, site paths such as ``tutorials/NAME.md``) pointing to those pages."""
+    folder = (ROOT / "docs" / src_uri).parent
+
+    def link(match):
+        bang, label, target = match.groups()
+        path, hash_, anchor = target.partition("#")
+        if bang or not path or "://" in path or path.startswith(("/", "mailto:")):
+            return match.group(0)
+        try:
+            source = (folder / path).resolve().relative_to(ROOT)
+        except ValueError:
+            return match.group(0)
+        page = _published(PurePosixPath(source.as_posix()))
+        if page not in pages:
+            return match.group(0)
+        relative = os.path.relpath(page, PurePosixPath(src_uri).parent.as_posix() or ".")
+        return f"[{label}]({PurePosixPath(relative).as_posix()}{hash_}{anchor})"
+
+    return _LINK.sub(link, markdown)
+
+
+def on_page_markdown(markdown, page, config, files):
+    if getattr(page.file, "generated_by", None):
+        return markdown
+    pages = {f.src_uri for f in files.documentation_pages()}
+    return repository_links(markdown, page.file.src_uri, pages)
 
 
 def on_config(config):
