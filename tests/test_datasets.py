@@ -364,3 +364,136 @@ def test_read_connectome_csv_errors(tmp_path):
         datasets.read_connectome_csv(tmp_path / "w.csv", labels=["a", "b"])
     with pytest.raises(ValueError, match="nolabels.txt.*cannot read labels"):
         datasets.read_connectome_csv(tmp_path / "w.csv", labels=tmp_path / "nolabels.txt")
+
+
+# ----------------------------------------------------------- normalise and subset
+
+
+def _full_dataset() -> datasets.Dataset:
+    """The directed 3-node connectome with every optional field, and 3 subjects' BOLD."""
+    bold = np.random.default_rng(3).normal(size=(3, 40, 3))
+    bold[:, :, 1] += 0.8 * bold[:, :, 0]  # correlated regions, so that FCs differ
+    return datasets.Dataset(
+        W, L, LABELS, name="toy", fc=np.eye(3), bold=bold, tr=720.0, centres=CENTRES,
+        cortical=np.array([True, True, False]), hemispheres=np.array([True, True, False]),
+        areas=np.array([10.5, 20.0, 30.0]), citation="cite me",
+    )
+
+
+def test_normalise_divides_the_weights_by_their_maximum():
+    data = _full_dataset()
+    out = datasets.normalise(data)
+    # W's largest entry is 3.0, at [target 2, source 0]: the result is W / 3, written out.
+    expected = np.array([[0.0, 0.5, 0.0], [0.25 / 3, 0.0, 2.0 / 3], [1.0, 0.0, 0.0]])
+    np.testing.assert_allclose(out.weights, expected, rtol=1e-15)
+    assert isinstance(out, datasets.Dataset) and not out.weights.flags.writeable
+    np.testing.assert_array_equal(data.weights, W)  # the input is unchanged
+    for field in ("lengths", "fc", "bold", "centres", "cortical", "hemispheres", "areas"):
+        np.testing.assert_array_equal(getattr(out, field), getattr(data, field))
+    assert (out.name, out.labels, out.tr, out.citation) == ("toy", tuple(LABELS), 720.0, "cite me")
+    # Already normalised (the embedded data, max 1): unchanged.
+    hcp = datasets.load("hcp")
+    np.testing.assert_array_equal(datasets.normalise(hcp).weights, hcp.weights)
+
+
+def test_normalise_errors(no_type_hook):
+    with pytest.raises(ValueError, match=r"normalise: Dataset 'z' has only zero weights"):
+        datasets.normalise(datasets.Dataset(np.zeros((2, 2)), name="z"))
+    with pytest.raises(ValueError, match=r"normalise\(data\) must be a netdyn\.datasets\."
+                       r"Dataset, got ndarray \(for an array w, normalise with w / w\.max\(\)\)"):
+        datasets.normalise(W)
+
+
+def test_subset_of_subjects_keeps_their_bold_and_their_group_fc():
+    data = _full_dataset()
+    part = datasets.subset(data, subjects=[2, 0])
+    np.testing.assert_array_equal(part.bold, data.bold[[2, 0]])
+    # fc: the mean of the kept subjects' correlation matrices (np.corrcoef, independently).
+    expected = (np.corrcoef(data.bold[2].T) + np.corrcoef(data.bold[0].T)) / 2
+    np.testing.assert_allclose(part.fc, expected, atol=1e-12)
+    assert np.abs(part.fc - np.corrcoef(data.bold[1].T)).max() > 1e-2  # subject 1 left out
+    # The connectome and the per-region fields are the group's, unchanged.
+    np.testing.assert_array_equal(part.weights, W)
+    np.testing.assert_array_equal(part.lengths, L)
+    assert part.labels == tuple(LABELS) and part.tr == 720.0 and part.name == "toy"
+    mask = datasets.subset(data, subjects=np.array([False, True, False]))
+    np.testing.assert_array_equal(mask.bold, data.bold[1:2])
+
+
+def test_subset_of_regions_follows_every_per_region_field():
+    data = _full_dataset()
+    # By label and by index, in a new order: lC (index 2) then rA (index 0).
+    for regions in (["lC", "rA"], [2, 0], ["lC", 0], np.array([2, 0])):
+        part = datasets.subset(data, regions=regions)
+        # W[target, source] of the kept pairs: [lC <- lC, lC <- rA], [rA <- lC, rA <- rA].
+        np.testing.assert_array_equal(part.weights, [[0.0, 3.0], [0.0, 0.0]])
+        np.testing.assert_array_equal(part.lengths, [[0.0, 20.0], [20.0, 0.0]])
+        np.testing.assert_array_equal(part.fc, np.eye(2))
+        assert part.labels == ("lC", "rA")
+        np.testing.assert_array_equal(part.centres, [CENTRES[2], CENTRES[0]])
+        np.testing.assert_array_equal(part.cortical, [False, True])
+        np.testing.assert_array_equal(part.hemispheres, [False, True])
+        np.testing.assert_array_equal(part.areas, [30.0, 10.5])
+        np.testing.assert_array_equal(part.bold, data.bold[:, :, [2, 0]])
+    cortical = datasets.subset(data, regions=data.cortical)
+    assert cortical.labels == ("rA", "rB")
+    np.testing.assert_array_equal(cortical.weights, [[0.0, 1.5], [0.25, 0.0]])
+    one = datasets.subset(data, regions="rB")  # one label
+    assert one.labels == ("rB",) and one.weights.shape == (1, 1)
+
+
+def test_subset_of_subjects_and_regions():
+    data = _full_dataset()
+    part = datasets.subset(data, subjects=[1], regions=["rB", "rA"])
+    np.testing.assert_array_equal(part.bold, data.bold[1][:, [1, 0]][None])
+    np.testing.assert_allclose(part.fc, np.corrcoef(data.bold[1][:, [1, 0]].T), atol=1e-12)
+    np.testing.assert_array_equal(part.weights, [[0.0, 0.25], [1.5, 0.0]])
+
+
+def test_subset_of_the_embedded_data():
+    data = datasets.load("hcp")
+    train = datasets.subset(data, subjects=[0, 1, 2, 3])
+    assert train.bold.shape == (4, 1200, 80)
+    np.testing.assert_allclose(
+        train.fc, np.mean([np.corrcoef(b.T) for b in data.bold[:4]], axis=0), atol=1e-10)
+    left = datasets.subset(data, regions=[lab for lab in data.labels if lab.endswith("_L")])
+    assert left.n_nodes == 40 and left.labels[0] == "Precentral_L"
+    np.testing.assert_array_equal(left.weights, data.weights[::2, ::2])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(subjects=[3]), r"subset\(subjects\): subject 3 does not exist; Dataset 'toy' "
+         r"has 3 subjects, counted from 0 \(0-2\)\."),
+        (dict(subjects=[-1]), r"subject -1 does not exist"),
+        (dict(subjects=[]), r"subset\(subjects\) selects no subject: keep at least one\."),
+        (dict(subjects=np.zeros(3, bool)), r"subset\(subjects\) selects no subject"),
+        (dict(subjects=[0, 0]), r"subset\(subjects\): subject 0 is named twice\."),
+        (dict(subjects=np.ones(2, bool)), r"subset\(subjects\): a boolean mask must have one "
+         r"entry per subject \(Dataset 'toy' has 3\), got shape \(2,\)\."),
+        (dict(subjects=["rA"]), r"subset\(subjects\) must be subject indices \(integers from "
+         r"0\) or a boolean mask of 3, got 'rA'\."),
+        (dict(regions=[3]), r"subset\(regions\): region 3 does not exist; Dataset 'toy' has 3 "
+         r"regions, counted from 0 \(0-2\)\."),
+        (dict(regions=["RB"]), r"subset\(regions\): Dataset 'toy' has no region labelled 'RB'; "
+         r"did you mean 'rB'\? \(the labels are data\.labels\)\."),
+        (dict(regions=["r"]), r"labelled 'r'; did you mean 'rA' or 'rB'\?"),
+        (dict(regions=["xyz"]), r"no region labelled 'xyz' \(the labels are data\.labels\)\."),
+        (dict(regions=["rA", 0]), r"subset\(regions\): region 0 is named twice\."),
+        (dict(regions=[1.0]), r"subset\(regions\) must be region indices \(integers from 0\), "
+         r"labels or a boolean mask of 3, got 1\.0\."),
+        (dict(regions=[True]), r"got True"),
+    ],
+)
+def test_subset_errors(kwargs, match, no_type_hook):
+    with pytest.raises(ValueError, match=match):
+        datasets.subset(_full_dataset(), **kwargs)
+
+
+def test_subset_needs_bold_for_subjects(no_type_hook):
+    with pytest.raises(ValueError, match=r"subset\(subjects\): Dataset 'c' has no BOLD time "
+                       r"series \(bold is None\), so no subjects to choose from"):
+        datasets.subset(datasets.Dataset(W, name="c"), subjects=[0])
+    with pytest.raises(ValueError, match=r"subset\(data\) must be a netdyn\.datasets\.Dataset"):
+        datasets.subset(W, regions=[0])

@@ -173,5 +173,4 @@ def _fc_file(path: str, n: int) -> np.ndarray:
 
 
 def _weights(args, data) -> np.ndarray:
-    weights = np.asarray(data.weights)
-    return weights / weights.max() if args.normalise else weights
+    return np.asarray((datasets.normalise(data) if args.normalise else data).weights)

@@ -5,6 +5,7 @@ import netdyn as nd
 
 nd.datasets.available()            # ('hcp',)
 data = nd.datasets.load("hcp")     # weights [target, source], lengths (mm), labels, fc, bold
+train = nd.datasets.subset(data, subjects=[0, 1, 2, 3])   # fc: the group FC of these four
 conn = nd.datasets.read_tvb_zip("connectivity_76.zip")
 nd.datasets.write_tvb_zip(conn, "copy.zip")
 runs = nd.datasets.read_bold(["run-1_timeseries.tsv", "run-2_timeseries.tsv"], n_regions=80)
@@ -16,6 +17,7 @@ Provenance, licences and processing of the embedded data: `NOTICE.md` in this fo
 from ._bold import BoldRuns as BoldRuns, read_bold as read_bold
 from ._dataset import Dataset as Dataset
 from ._load import available as available, load as load
+from ._normalise import normalise as normalise
 from ._projection import read_projection_matrix as read_projection_matrix
 from ._readers import (
     read_connectome_csv as read_connectome_csv,
@@ -23,5 +25,6 @@ from ._readers import (
     read_npz as read_npz,
     read_tvb_zip as read_tvb_zip,
 )
+from ._subset import subset as subset
 from ._tsv import read_tsv_connectome as read_tsv_connectome
 from ._tvb_writer import write_tvb_zip as write_tvb_zip

@@ -133,10 +133,12 @@ class Dataset(eqx.Module):
         return self.weights.shape[0]
 
 
-def rechecked(data: Dataset) -> Dataset:
-    """``data`` built again through ``Dataset``'s checks, which an edit after construction
-    (``eqx.tree_at``) skips: a writer writes only what the readers accept."""
-    return Dataset(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
+def rechecked(data: Dataset, **changes) -> Dataset:
+    """``data`` (with the fields in ``changes`` replaced) built again through ``Dataset``'s
+    checks, which an edit after construction (``eqx.tree_at``) skips: a writer writes only
+    what the readers accept."""
+    fields = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
+    return Dataset(**(fields | changes))
 
 
 def frozen_array(value, what: str, where: str, dtype=np.float64) -> np.ndarray:
