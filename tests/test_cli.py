@@ -29,10 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # A very short simulation: a 7.2 s burn-in, then 2 realisations of 7.2 s with BOLD at the
 # data's TR of 720 ms (10 samples each); held-out: one realisation of 7.2 s. Short, but past
 # the first seconds' transient, so that the scan finds G where the mean FC crosses the data's.
-TINY = ["fit", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
+# The single-population model fitted by simulation (--model rww: G and sigma), at tiny sizes;
+# the default model and engine (rww-ei-fic, analytic) have tests of their own below.
+TINY = ["fit", "--model", "rww", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
         "--heldout-duration", "7200", "--heldout-realisations", "1", "--grid", "3",
         "--bisect", "3", "--uncertainty", "off", "--heldout-sets", "1"]
 OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc_heldout.csv",
+           "model.eqx",
            "fit.png", "settings.json", "scan.json")
 
 
@@ -135,8 +138,13 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
         (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
         (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
-        (["--engine", "linear", "--fit", "G,sigma"], "cancels in the analytic FC"),
-        (["--engine", "linear", "--fit", "G", "--fcd-weight", "1"], "--fcd-weight with --engine"),
+        (["--model", "rww-ei-fic", "--engine", "linear", "--fit", "G,sigma"],
+         "cancels in the analytic FC"),
+        (["--model", "rww-ei-fic", "--engine", "linear", "--fit", "G", "--fcd-weight", "1"],
+         "--fcd-weight with --engine"),
+        (["--engine", "linear"], "--engine linear with --model rww: the analytic FC does not "
+         "describe this model"),
+        (["--model", "hopf", "--engine", "linear"], "use --engine simulation"),
     ],
 )
 def test_bad_arguments(args, message, capsys, tmp_path):
@@ -261,7 +269,7 @@ def test_tiny_run(finished):
                                np.mean(heldout[iu] > 0.9))
     # Scored on runs 5-7, which the fit never saw, with the noise ceiling of the split.
     runs = report["runs"]
-    assert runs["train_runs"] == [1, 2, 3, 4] and runs["test_runs"] == [5, 6, 7]
+    assert runs["train_subjects"] == [1, 2, 3, 4] and runs["test_subjects"] == [5, 6, 7]
     np.testing.assert_allclose(report["runs_each"][0]["test"]["fc_r"],
                                np.corrcoef(heldout[iu], test[iu])[0, 1], rtol=1e-6)
     np.testing.assert_allclose(runs["test"]["fc_r"], np.mean(
@@ -518,7 +526,7 @@ def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path
     planned = nd.cli.plan(["fit", "--model", "rww-ei-fic", "--engine", "linear"])
     assert isinstance(planned.loss, nd.LinearFcLoss) and not planned.loss.stochastic
     assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
-    assert nd.cli.plan(["fit"]).options.fit == "G,sigma"  # the simulation engine's default
+    assert nd.cli.plan(["fit", "--model", "rww"]).options.fit == "G,sigma"  # simulation's
     out = tmp_path / "fit"
     # 9 values of G over [G0 / 3, 3 G0]: the analytic FC exists below G ~ 0.56 only.
     assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--steps", "3",
@@ -526,12 +534,57 @@ def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path
     printed = capsys.readouterr().out
     report = json.loads((out / "params.json").read_text())
     assert report["engine"] == "linear" and list(report["parameters"]) == ["coupling.G"]
-    # The analytic loss of the best step is the fit's; the simulated one is another number.
+    # The analytic loss of the best step is the fit's; the FC written as the fit's is the
+    # analytic FC of the fitted model, and the reported metrics are its own.
     assert report["fit_loss"] <= report["initial_loss"] + 1e-12
-    assert report["fit_loss"] != report["loss"]
+    fitted, planned = nd.cli.load_fitted(out)
+    assert float(fitted.coupling.G) == report["parameters"]["coupling.G"]
+    analytic = np.asarray(nd.linear_fc(nd.resolve_parameters(fitted), planned.loss.monitor).fc)
+    np.testing.assert_allclose(np.loadtxt(out / "fc_simulated.csv", delimiter=","), analytic,
+                               rtol=1e-8, atol=1e-10)
+    iu = np.triu_indices(80, k=1)
+    r = np.corrcoef(analytic[iu], np.asarray(planned.loss.target)[iu])[0, 1]
+    np.testing.assert_allclose([report["fc_r"], report["fit_fc_r"]], r, rtol=1e-7)
+    # The held-out check simulates: its FC is another matrix.
+    assert not np.allclose(np.loadtxt(out / "fc_heldout.csv", delimiter=","), analytic)
     assert "the analytic FC of the network linearised" in printed
-    assert re.search(r"analytic loss [\d.]+ -> [\d.]+, FC r [\d.]+ -> [\d.]+; simulated at "
-                     r"the fit: loss [\d.]+, FC r -?[\d.]+", printed), printed
+    assert re.search(r"analytic loss [\d.]+ -> [\d.]+, FC r [\d.]+ -> [\d.]+ \(best",
+                     printed), printed
+
+
+def test_defaults_follow_the_model_the_engine_and_quick():
+    # No options: rww-ei-fic, fitted on its analytic FC (G alone: sigma cancels there),
+    # 2 held-out sets of 4 x 288 s, error bars when few values are fitted.
+    o = nd.cli.plan(["fit"]).options
+    assert (o.model, o.engine, o.fit) == ("rww-ei-fic", "linear", "G")
+    assert (o.heldout_sets, o.heldout_realisations, o.heldout_duration) == (2, 4, 288_000.0)
+    assert (o.grid, o.bisect, o.steps, o.uncertainty) == (17, 8, 12, "auto")
+    # What the analytic FC cannot give asks for the simulation: sigma, an FCD term, a
+    # model it does not describe.
+    for extra in (["--fit", "G,sigma"], ["--fcd-weight", "0.5", "--fcd-window", "20"],
+                  ["--model", "rww"]):
+        assert nd.cli.plan(["fit", *extra]).options.engine == "simulation", extra
+    assert nd.cli.plan(["fit", "--model", "rww"]).options.fit == "G,sigma"
+    # --quick: one short held-out set and no error bars; with the simulation engine also a
+    # coarser scan and fewer, shorter steps; options given keep their values.
+    q = nd.cli.plan(["fit", "--quick"]).options
+    assert (q.engine, q.heldout_sets, q.heldout_duration, q.uncertainty) == (
+        "linear", 1, 72_000.0, "off")
+    assert (q.grid, q.steps, q.duration) == (17, 12, 43_200.0)
+    q = nd.cli.plan(["fit", "--quick", "--model", "rww", "--steps", "5"]).options
+    assert (q.grid, q.bisect, q.steps, q.duration, q.realisations) == (9, 4, 5, 14_400.0, 2)
+    assert nd.cli.plan(["fit", "--quick", "--heldout-sets", "3"]).options.heldout_sets == 3
+    # A short --duration shortens the held-out sets in proportion (288 / 43.2), rounded up
+    # to whole TRs: 7.2 s -> 48 s -> 67 TRs of 720 ms.
+    assert nd.cli.plan(["fit", "--duration", "7200"]).options.heldout_duration == 67 * 720.0
+    assert nd.cli.plan(["fit", "--duration", "7200", "--heldout-duration", "7200"]
+                       ).options.heldout_duration == 7200.0
+    assert nd.cli.plan(["fit", "--duration", "86400"]).options.heldout_duration == 288_000.0
+
+
+def test_load_fitted_names_a_folder_without_a_fit(tmp_path):
+    with pytest.raises(ValueError, match="model.eqx does not exist"):
+        nd.cli.load_fitted(tmp_path)
 
 
 def _selected(*options: str):
@@ -595,12 +648,15 @@ def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--train-runs", "1-4", "--test-runs", "4-7"], "run 4 is also a training run"),
-        (["--train-runs", "0-2"], "run 0 does not exist (the data have runs 1-7)"),
-        (["--test-runs", "8"], "run 8 does not exist"),
-        (["--train-runs", "one"], "expected run numbers such as 1-4"),
-        (["--train-runs", "1,1"], "a run named twice"),
-        (["--train-runs", "none"], "leaves nothing to fit"),
+        (["--train-subjects", "1-4", "--test-subjects", "4-7"],
+         "subject 4 is also a training subject"),
+        (["--train-subjects", "0-2"], "subject 0 does not exist (the data have subjects 1-7)"),
+        (["--test-subjects", "8"], "subject 8 does not exist"),
+        (["--train-subjects", "one"], "expected subject numbers such as 1-4"),
+        (["--train-subjects", "1,1"], "a subject named twice"),
+        (["--train-subjects", "none"], "leaves nothing to fit"),
+        # The old names stay, as aliases.
+        (["--train-runs", "1-4", "--test-runs", "4-7"], "subject 4 is also a training subject"),
     ],
 )
 def test_bad_run_splits(args, message, capsys, tmp_path):
@@ -626,10 +682,10 @@ def test_own_bold_files_and_their_tr(tmp_path, capsys):
         path.with_suffix(".json").write_text(json.dumps({"RepetitionTime": 2.0}))
         files.append(str(path))
     argv = ["fit", "--bold", *files, "--duration", "20000", "--heldout-duration", "20000",
-            "--burn-in", "20000", "--out", str(tmp_path / "fit"), "--train-runs", "1,3"]
+            "--burn-in", "20000", "--out", str(tmp_path / "fit"), "--train-subjects", "1,3"]
     fit_data, tr = _split_seen(argv)
     assert tr == 2000.0  # from the sidecars' RepetitionTime (s)
-    assert fit_data.train_runs == (1, 3) and fit_data.test_runs == (2,)
+    assert fit_data.train_subjects == (1, 3) and fit_data.test_subjects == (2,)
     expected = np.mean([np.corrcoef(bold[i].T) for i in (0, 2)], axis=0)
     np.testing.assert_allclose(fit_data.target, expected, rtol=1e-10)
     np.testing.assert_array_equal(fit_data.test[0], bold[1])
@@ -643,7 +699,7 @@ def test_own_bold_files_and_their_tr(tmp_path, capsys):
 def test_fcd_term_from_the_training_runs(tmp_path, capsys):
     # The FCD target is the training runs' FCD values, pooled, with the window in TRs.
     argv = [*TINY, "--out", str(tmp_path / "fit"), "--fcd-weight", "0.5", "--fcd-window", "5",
-            "--fcd-step", "2", "--train-runs", "2,3"]
+            "--fcd-step", "2", "--train-subjects", "2,3"]
     loss_fn = nd.cli.plan(argv).loss
     assert loss_fn.fcd_window == (5, 2) and loss_fn.fcd_weight == 0.5
     assert loss_fn.fcd_metric == "ks"

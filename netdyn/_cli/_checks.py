@@ -6,6 +6,8 @@ called ``'signal'``, ``t1 - t0``): a person typed ``--tr`` and ``--duration``.
 
 import math
 
+from ._defaults import LINEAR_MODELS
+
 # The time loop counts steps in int32.
 _MAX_STEPS = 2**31 - 1
 
@@ -56,6 +58,12 @@ def check_numbers(args) -> None:
     if args.sigma == 0 and "sigma" in fitted:
         raise ValueError("--sigma 0 cannot be fitted (it is fitted on a log scale): give "
                          "--sigma > 0, or leave sigma out of --fit.")
+    if args.engine == "linear" and args.model not in LINEAR_MODELS:
+        raise ValueError(f"--engine linear with --model {args.model}: the analytic FC does not "
+                         f"describe this model (measured against long simulations, it holds "
+                         f"for {', '.join(LINEAR_MODELS)} only: rww is bistable where its "
+                         "fit lives, hopf's fluctuations are set by its cubic term); use "
+                         "--engine simulation.")
     if args.engine == "linear" and "sigma" in fitted:
         raise ValueError("--fit sigma with --engine linear: a uniform noise amplitude cancels "
                          "in the analytic FC, which therefore says nothing about it; fit sigma "

@@ -51,18 +51,19 @@ class FitData:
 
     weights: np.ndarray
     lengths: np.ndarray
-    target: np.ndarray  # the FC the fit matches: the training runs' (or --fc, the dataset's)
+    target: np.ndarray  # the FC the fit matches: the training subjects' (or --fc, the dataset's)
     name: str
-    train: list[np.ndarray] | None  # the training runs, None without BOLD runs
-    test: list[np.ndarray] | None  # the test runs, None without any
-    train_runs: tuple[int, ...]  # their numbers, from 1 as people count runs
-    test_runs: tuple[int, ...]
+    train: list[np.ndarray] | None  # the training subjects, None without BOLD runs
+    test: list[np.ndarray] | None  # the test subjects, None without any
+    train_subjects: tuple[int, ...]  # their numbers (one BOLD run each), counted from 1
+    test_subjects: tuple[int, ...]
     tr: float | None  # the runs' sampling period in ms, when the data say
 
 
 def parse_runs(flag: str, spec: str, n: int) -> tuple[int, ...]:
-    """Run numbers from ``spec`` (``"1-4"``, ``"1,3,5-7"``, ``"all"``, ``"none"``), counted
-    from 1, each in ``1..n``; ``ValueError`` naming ``flag``."""
+    """Subject numbers (one BOLD run each) from ``spec`` (``"1-4"``, ``"1,3,5-7"``,
+    ``"all"``, ``"none"``), counted from 1, each in ``1..n``; ``ValueError`` naming
+    ``flag``."""
     spec = spec.strip().lower()
     if spec == "all":
         return tuple(range(1, n + 1))
@@ -75,30 +76,33 @@ def parse_runs(flag: str, spec: str, n: int) -> tuple[int, ...]:
             first, last = int(lo), int(hi) if sep else int(lo)
             runs.extend(range(first, last + 1))
     except ValueError:
-        raise ValueError(f"{flag} {spec!r}: expected run numbers such as 1-4 or 1,3,5-7 "
+        raise ValueError(f"{flag} {spec!r}: expected subject numbers such as 1-4 or 1,3,5-7 "
                          "(counted from 1), 'all' or 'none'.") from None
     bad = [r for r in runs if not 1 <= r <= n]
     if bad or not runs or len(set(runs)) != len(runs):
-        why = (f"run {bad[0]} does not exist (the data have runs 1-{n})" if bad else
-               "no run" if not runs else "a run named twice")
+        why = (f"subject {bad[0]} does not exist (the data have subjects 1-{n})" if bad else
+               "no subject" if not runs else "a subject named twice")
         raise ValueError(f"{flag} {spec!r}: {why}.")
     return tuple(runs)
 
 
 def _split(args, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Training and test runs of ``n``: by default the first half (rounded up) trains,
+    """Training and test subjects of ``n``: by default the first half (rounded up) trains,
     the rest tests (runs 1-4 and 5-7 of the embedded HCP data)."""
     first = math.ceil(n / 2) if n >= 2 else n
-    train = (parse_runs("--train-runs", args.train_runs, n) if args.train_runs is not None
-             else tuple(range(1, first + 1)))
+    train = (parse_runs("--train-subjects", args.train_subjects, n)
+             if args.train_subjects is not None else tuple(range(1, first + 1)))
     rest = tuple(r for r in range(1, n + 1) if r not in train)
-    test = parse_runs("--test-runs", args.test_runs, n) if args.test_runs is not None else rest
+    test = (parse_runs("--test-subjects", args.test_subjects, n)
+            if args.test_subjects is not None else rest)
     both = sorted(set(train) & set(test))
     if both:
-        raise ValueError(f"--test-runs: run {both[0]} is also a training run (--train-runs): "
-                         "a score on runs the fit saw says nothing of how it generalises.")
+        raise ValueError(f"--test-subjects: subject {both[0]} is also a training subject "
+                         "(--train-subjects): a score on data the fit saw says nothing of "
+                         "how it generalises.")
     if not train and args.fc is None:
-        raise ValueError("--train-runs none leaves nothing to fit: give training runs or --fc.")
+        raise ValueError("--train-subjects none leaves nothing to fit: give training "
+                         "subjects or --fc.")
     return train, test
 
 
@@ -115,16 +119,17 @@ def _runs(args, data) -> tuple[list[np.ndarray], float | None]:
 
 def load_data(args) -> FitData:
     """The data of ``--dataset`` or ``--weights``/``--lengths``, ``--fc`` and ``--bold``,
-    checked against each other, with the runs split by ``--train-runs``/``--test-runs``.
-    The target is ``--fc``, else the training runs' FC, else the dataset's FC.
+    checked against each other, with the runs (one per subject) split by
+    ``--train-subjects``/``--test-subjects``.
+    The target is ``--fc``, else the training subjects' FC, else the dataset's FC.
     Sets ``args.tr`` to the runs' TR when ``--tr`` is not given (another ``--tr`` is
     simulated as given; FCDs are then not compared, their windows being in TRs)."""
     data = _connectome(args)
     fc = None if args.fc is None else _fc_file(args.fc, data.n_nodes)
     runs, tr = _runs(args, data)
-    if not runs and (args.train_runs is not None or args.test_runs is not None):
-        raise ValueError(f"--train-runs/--test-runs: {data.name!r} has no BOLD runs; give "
-                         "them with --bold FILE [FILE ...].")
+    if not runs and (args.train_subjects is not None or args.test_subjects is not None):
+        raise ValueError(f"--train-subjects/--test-subjects: {data.name!r} has no BOLD "
+                         "runs; give them with --bold FILE [FILE ...].")
     if args.tr is None:
         args.tr = tr if tr is not None else DEFAULT_TR
     train, test = _split(args, len(runs)) if runs else ((), ())

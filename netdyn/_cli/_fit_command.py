@@ -1,5 +1,5 @@
 """``netdyn fit``: a scan of G for the start, the gradient fit, the held-out check and the
-scores on the test runs."""
+scores on the test subjects."""
 
 import sys
 import time
@@ -61,6 +61,20 @@ def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray
     out = {k: float(v) for k, v in metrics.items()}
     out["loss"] = float(loss)
     return out, simulated, signals
+
+
+def _analytic(loss_fn: AbstractFcLoss, model) -> tuple[dict[str, float], np.ndarray]:
+    """Metrics (as ``_evaluate``'s) and the FC of a deterministic loss (the analytic FC)."""
+    loss, metrics, f = _analytic_point(loss_fn, model)
+    out = {k: float(v) for k, v in metrics.items()}
+    out["loss"] = float(loss)
+    return out, np.asarray(f)
+
+
+@eqx.filter_jit
+def _analytic_point(loss_fn: AbstractFcLoss, model):
+    loss, metrics = loss_fn(model, None)
+    return loss, metrics, loss_fn.model_fc(model, None)
 
 
 @eqx.filter_jit
@@ -218,7 +232,10 @@ def _run(out: Path, planned: FitPlan) -> int:
         return 1
     elapsed = time.perf_counter() - start
 
-    train, simulated, _ = _evaluate(planned.simulated_loss, fitted, key)
+    # The fit's own FC and metrics at its end: simulated as each step was, or the analytic
+    # ones (what the linear engine fitted; the held-out check below simulates).
+    train, simulated = (_analytic(loss_fn, fitted) if args.engine == "linear" else
+                        _evaluate(planned.simulated_loss, fitted, key)[:2])
     interrupt.check()
     heldout, simulated_heldout, runs = _heldout(args, data, planned.heldout_loss, fitted, key)
     if not args.quiet and args.uncertainty != "off":
@@ -240,7 +257,8 @@ def _run(out: Path, planned: FitPlan) -> int:
     result["cautions"] = cautions(result)
     test = runs_fc(data.test) if data.test else None
     plotted = write_results(args, out, result, history, (data.target, test), simulated,
-                            simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}")
+                            simulated_heldout, f"{args.model} on {data.name}: fit {args.fit}",
+                            fitted)
     print(summary(out, result, plotted))
     return 0
 
@@ -297,14 +315,15 @@ def _fitted_on(data: FitData, fc_file: str | None) -> str:
     """What the fit matches and what it is scored on, for the first line."""
     if data.train is None and not data.test:
         return f"fitting the FC of {fc_file or 'the dataset'} (no BOLD runs to test on)"
-    runs = f"--fc {fc_file}" if fc_file else "runs " + ",".join(map(str, data.train_runs))
-    tested = (f", scored on runs {','.join(map(str, data.test_runs))}" if data.test
-              else ", no test runs")
+    runs = (f"--fc {fc_file}" if fc_file else
+            "subjects " + ",".join(map(str, data.train_subjects)))
+    tested = (f", scored on subjects {','.join(map(str, data.test_subjects))}" if data.test
+              else ", no test subjects")
     return f"fitting the FC of {runs}{tested}"
 
 
 def _run_scores(args, data: FitData, signals: np.ndarray) -> dict | None:
-    """The held-out simulation scored on the training and the test runs (``score_runs``)."""
+    """The held-out simulation scored on the training and the test subjects (``score_runs``)."""
     if data.train is None:
         return None
     window, step = fcd_samples(args)
@@ -312,7 +331,8 @@ def _run_scores(args, data: FitData, signals: np.ndarray) -> dict | None:
     same_tr = data.tr is None or abs(data.tr - args.tr) <= 1e-6 * data.tr
     shortest = min(signals.shape[1], *(r.shape[0] for r in data.train + (data.test or [])))
     fcd_window = window if same_tr and window <= shortest else None
-    scores = {"train_runs": list(data.train_runs), "test_runs": list(data.test_runs),
+    scores = {"train_subjects": list(data.train_subjects),
+              "test_subjects": list(data.test_subjects),
               "fcd_window": fcd_window, "fcd_step": step,
               "train": score_runs(signals, data.train, fcd_window=fcd_window, fcd_step=step)}
     if data.test:

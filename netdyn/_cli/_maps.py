@@ -51,7 +51,7 @@ def _is_number(token: str) -> bool:
 
 def read_maps(spec: str, weights: np.ndarray, target_fc: np.ndarray) -> RegionMaps:
     """The maps of ``--maps``: ``in-strength`` (of the weights), ``fc-gradient`` (the
-    principal gradient of the fitted FC, never of the test runs), or files."""
+    principal gradient of the fitted FC, never of the test subjects), or files."""
     names, values = [], []
     for item in (s.strip() for s in spec.split(",")):
         if not item:

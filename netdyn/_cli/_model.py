@@ -97,15 +97,6 @@ def in_option_units(model: str, name: str, x):
     return x / factor(model, name.split("[")[0])
 
 
-def model_defaults(args) -> None:
-    """Fill the options whose default depends on ``--model`` (``--burn-in``) or on
-    ``--engine`` (``--fit``: sigma cancels in the analytic FC)."""
-    if args.fit is None:
-        args.fit = "G" if args.engine == "linear" else "G,sigma"
-    if args.burn_in is None:
-        args.burn_in = MODELS[args.model].burn_in
-
-
 def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
     """The network of ``--model`` (G: ``G``, else ``--G``, else the model's default) and
     the monitor whose signal gives the FC."""

@@ -15,8 +15,9 @@ from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun
 from ._checks import check_numbers
 from ._data import FitData, load_data
+from ._defaults import fill_defaults
 from ._maps import RegionMaps, read_maps
-from ._model import model_defaults, network, optimizer, remat, selection, step_scales
+from ._model import network, optimizer, remat, selection, step_scales
 from ._parser import build_parser
 
 
@@ -69,7 +70,7 @@ def plan_options(args: argparse.Namespace) -> FitPlan:
     if args.command != "fit":
         raise ValueError(f"nd.cli.plan: only the fit command has a plan, got {args.command!r}.")
     data = load_data(args)  # first: it sets --tr from the runs when not given
-    model_defaults(args)
+    fill_defaults(args)
     check_numbers(args)
     fcd_samples(args)
     net, monitor = network(args, data.weights, data.lengths)  # built once
@@ -101,13 +102,13 @@ def fcd_samples(args) -> tuple[int, int]:
 
 def fcd_terms(args, data: FitData) -> dict:
     """The FCD term's arguments of ``FcLoss`` (none without ``--fcd-weight``): the target
-    is the training runs' FCD values, pooled."""
+    is the training subjects' FCD values, pooled."""
     if args.fcd_weight <= 0:
         return {}
     window, step = fcd_samples(args)
     if data.train is None:
         raise ValueError("--fcd-weight needs BOLD runs to fit (--bold or a dataset with "
-                         "runs, and --train-runs).")
+                         "runs, and --train-subjects).")
     samples = round(args.duration / args.tr)
     if window > samples:
         raise ValueError(f"--fcd-weight: the FCD window ({window} TRs, --fcd-window) is "
@@ -115,5 +116,5 @@ def fcd_terms(args, data: FitData) -> dict:
                          f"{args.duration:g} ms): lengthen --duration or shorten the "
                          "window.")
     return {"fcd_target": pooled_fcd_values(data.train, window, step,
-                                            "--fcd-window: the training runs"),
+                                            "--fcd-window: the training subjects"),
             "fcd_window": (window, step), "fcd_weight": args.fcd_weight, "fcd_metric": "ks"}

@@ -6,7 +6,7 @@ import numpy as np
 def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
            interval=None, profile=None, heldout_each=None, runs_each=None):
     """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
-    the scan of G and the held-out run against the test runs' FC, the profile of the loss
+    the scan of G and the held-out run against the test subjects' FC, the profile of the loss
     along G and the held-out scores of each noise set (right): a matplotlib ``Figure``, or
     ``None`` without matplotlib. ``empirical``: ``(target, test FC or None)``; ``scan``:
     the scan's ``grid`` dict; ``runs``: the run scores; ``interval``: ``(G, lower,
@@ -72,7 +72,7 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
 
 
 def _test_rows(runs) -> str:
-    """The text rows of the scores on the training and test runs."""
+    """The text rows of the scores on the training and test subjects."""
     if runs is None:
         return ""
     rows = f"\n\nheld-out vs runs{'train':>7s}{'test':>8s}"
@@ -149,9 +149,9 @@ def _sets_panel(a, heldout_each, runs_each, target) -> None:
                ("mean FC", [m["mean_fc"] for m in heldout_each])]
     tests = [r["test"] for r in (runs_each or []) if r is not None and "test" in r]
     if tests:
-        columns.insert(1, ("FC r\n(test runs)", [t["fc_r"] for t in tests]))
+        columns.insert(1, ("FC r\n(test subjects)", [t["fc_r"] for t in tests]))
         if all(t.get("fcd_ks") is not None for t in tests):
-            columns.append(("FCD KS\n(test runs)", [t["fcd_ks"] for t in tests]))
+            columns.append(("FCD KS\n(test subjects)", [t["fcd_ks"] for t in tests]))
     for x, (_, values) in enumerate(columns):
         v = np.asarray(values, dtype=float)
         a.plot(np.full(v.size, x) + np.linspace(-0.12, 0.12, v.size), v, "o", ms=3,
@@ -173,15 +173,15 @@ def _sets_panel(a, heldout_each, runs_each, target) -> None:
 
 
 def _test_panel(a, test, heldout, runs) -> None:
-    """The held-out simulated FC against the FC of the test runs."""
+    """The held-out simulated FC against the FC of the test subjects."""
     if test is None:
         a.axis("off")
-        a.set_title("no test runs")
+        a.set_title("no test subjects")
         return
     iu = np.triu_indices(test.shape[0], k=1)
     a.scatter(test[iu], heldout[iu], s=2, alpha=0.4, color="C2")
-    a.set_xlabel(f"FC of the test runs {','.join(map(str, runs['test_runs']))}")
+    a.set_xlabel(f"FC of the test subjects {','.join(map(str, runs['test_subjects']))}")
     a.set_ylabel("simulated FC (held-out)")
     t = runs["test"]
-    a.set_title(f"test runs: r = {t['fc_r']:.3f} ({100 * t['fraction_of_ceiling']:.0f} % of "
+    a.set_title(f"test subjects: r = {t['fc_r']:.3f} ({100 * t['fraction_of_ceiling']:.0f} % of "
                 f"ceiling {t['ceiling']:.3f})", fontsize="medium")

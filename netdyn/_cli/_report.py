@@ -10,14 +10,16 @@ import contextlib
 import dataclasses
 from pathlib import Path
 
+import equinox as eqx
 import numpy as np
 
+from .._fit.atomic import write_atomic
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from ._atomic import read_json_object, write_figure, write_json, write_matrix
 from ._model import MODELS, factor, in_option_units
 from ._plot import figure
-from ._run_folder import CHECKPOINT, RESULTS, SCAN, settings
+from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
 
 # What write_results writes: the results of a finished fit.
@@ -99,12 +101,14 @@ def write_history(out: Path, history: FitHistory) -> None:
 
 
 def write_results(args, out: Path, result: dict, history: FitHistory, empirical, simulated,
-                  simulated_heldout, title: str) -> bool:
+                  simulated_heldout, title: str, fitted) -> bool:
     """Write every result file (each atomically); whether the figure was written.
-    ``empirical``: ``(target, test)``, the FC fitted and that of the test runs (or
-    ``None``). All of them or none: on a failure (a full disk) the result files are
-    removed, ``params.json`` (written last) included, and the checkpoint stays."""
+    ``empirical``: ``(target, test)``, the FC fitted and that of the test subjects (or
+    ``None``); ``fitted``: the fitted network (``model.eqx``, its leaves). All of them or
+    none: on a failure (a full disk) the result files are removed, ``params.json``
+    (written last) included, and the checkpoint stays."""
     with _whole(out, RESULT_FILES):
+        write_atomic(out / MODEL, lambda f: eqx.tree_serialise_leaves(f, fitted))
         write_history(out, history)
         write_matrix(out / "fc_simulated.csv", simulated)
         write_matrix(out / "fc_heldout.csv", simulated_heldout)
@@ -136,24 +140,24 @@ def _fcd(scores: dict, sd: dict) -> str:
 
 
 def _runs_line(runs: dict | None, runs_sd: dict | None) -> str:
-    """The line on the test runs (and the training runs) for ``summary``; ``± sd`` over
+    """The line on the test subjects (and the training subjects) for ``summary``; ``± sd`` over
     the held-out noise sets where there are several."""
     if runs is None:
         return ""
     t, sd = runs.get("test"), runs_sd or {}
     train, train_sd = runs["train"], sd.get("train", {})
-    names = ",".join(map(str, runs["test_runs"]))
+    names = ",".join(map(str, runs["test_subjects"]))
     if t is None:
-        return (f"netdyn fit: no test runs; on the training runs "
-                f"{','.join(map(str, runs['train_runs']))}: FC r "
+        return (f"netdyn fit: no test subjects; on the training subjects "
+                f"{','.join(map(str, runs['train_subjects']))}: FC r "
                 f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}.\n")
     t_sd = sd.get("test", {})
     return (
-        f"netdyn fit: test runs {names} (never fitted), held-out simulation: FC r "
+        f"netdyn fit: test subjects {names} (never fitted), held-out simulation: FC r "
         f"{_pm(t, t_sd, 'fc_r')} = {100 * t['fraction_of_ceiling']:.0f} % of the noise "
         f"ceiling {t['ceiling']:.3f} (r between training and test FC), mean FC "
-        f"{_pm(t, t_sd, 'mean_fc')} (test runs {t['empirical_mean_fc']:.3f}, training "
-        f"{train['empirical_mean_fc']:.3f}){_fcd(t, t_sd)}; training runs: FC r "
+        f"{_pm(t, t_sd, 'mean_fc')} (test subjects {t['empirical_mean_fc']:.3f}, training "
+        f"{train['empirical_mean_fc']:.3f}){_fcd(t, t_sd)}; training subjects: FC r "
         f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}.\n"
     )
 
@@ -236,11 +240,10 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
     maps = result.get("maps") or {"names": []}
     values = ", ".join(_parameter_text(k, v, maps["names"])
                        for k, v in result["parameters"].items())
-    if result.get("engine") == "linear":
+    if result.get("engine") == "linear":  # the simulated figures are the held-out check's
         progress = (
             f"analytic loss {result['initial_loss']:.4g} -> {result['fit_loss']:.4g}, FC r "
-            f"{result['initial_fc_r']:.3f} -> {result['fit_fc_r']:.3f}; simulated at the fit: "
-            f"loss {result['loss']:.4g}, FC r {result['fc_r']:.3f}")
+            f"{result['initial_fc_r']:.3f} -> {result['fit_fc_r']:.3f}")
     else:
         progress = (f"loss {result['initial_loss']:.4g} -> {result['loss']:.4g}, FC r "
                     f"{result['initial_fc_r']:.3f} -> {result['fc_r']:.3f}")
@@ -256,7 +259,7 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         + uncertainty_line(result.get("uncertainty"), maps["names"])
         + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
         + f"netdyn fit: wrote {out}/params.json, "
-        "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, checkpoint.eqx"
+        "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, model.eqx, checkpoint.eqx"
         + (", fit.png" if plotted else "")
     )
 

@@ -19,15 +19,16 @@ CHECKPOINT = "checkpoint.eqx"
 SETTINGS = "settings.json"
 SCAN = "scan.json"
 # What a fit leaves in its folder: what --overwrite replaces.
+MODEL = "model.eqx"
 RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
-           "fc_heldout.csv", "fit.png", CHECKPOINT, SCAN)
+           "fc_heldout.csv", "fit.png", MODEL, CHECKPOINT, SCAN)
 # Options that do not change the optimization: they may differ on --resume. --remat
 # changes memory and time; in exact arithmetic not the values, in floating point their last
 # digits (XLA compiles the recomputation differently: ~1e-16 relative in the steps after
 # the resume; the steps before it are kept as recorded). settings.json records each resume
 # with the options it changed (record_resume).
 FREE = frozenset({"out", "resume", "overwrite", "checkpoint_every", "no_plot", "quiet",
-                  "heldout_duration", "heldout_realisations", "remat", "test_runs",
+                  "heldout_duration", "heldout_realisations", "remat", "test_subjects",
                   "no_gradient_check", "heldout_sets", "uncertainty", "uncertainty_keys"})
 
 

@@ -1,5 +1,5 @@
 """Error bars of ``netdyn fit``: the held-out check over several noise sets, and the
-fitted parameters' intervals (``nd.uncertainty``: noise keys and left-out training runs)."""
+fitted parameters' intervals (``nd.uncertainty``: noise keys and left-out training subjects)."""
 
 import time
 
@@ -43,8 +43,8 @@ def mean_and_spread(items: list):
 
 def _leave_one_out(args, loss_fn: AbstractFcLoss, data: FitData,
                    fcd: tuple[int, int]) -> list | None:
-    """The fit's loss with one training run left out of its target (and of the FCD
-    target, when the loss has one), for each training run; ``None`` with fewer than 2."""
+    """The fit's loss with one training subject left out of its target (and of the FCD
+    target, when the loss has one), for each training subject; ``None`` with fewer than 2."""
     if data.train is None or len(data.train) < 2:
         return None
     out = []
@@ -75,7 +75,7 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
     leave = _leave_one_out(args, loss_fn, data, fcd)
     if not keys and leave is None:
         return {"skipped": "the loss is deterministic (--engine linear) and there are fewer "
-                "than 2 training runs to leave out: no spread to measure"}
+                "than 2 training subjects to leave out: no spread to measure"}
     start = time.perf_counter()
     u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys or None,
                     leave_one_out=leave, bounds=bounds)
@@ -85,7 +85,7 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
             out[k] = [None if x is None else in_option_units(args.model, name, x)
                       for x, name in zip(out[k], u.names)]
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
-               runs_left_out=None if leave is None else list(data.train_runs))
+               runs_left_out=None if leave is None else list(data.train_subjects))
     out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u.hessian, out)
     return out
 
@@ -166,7 +166,7 @@ def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
                      f"{label} {v:.4g} (not constrained by the data: no interval)")
     sources = f"noise over {u['noise_keys']} keys"
     if u["runs_left_out"]:
-        sources += f", leaving out each of the {len(u['runs_left_out'])} training runs"
+        sources += f", leaving out each of the {len(u['runs_left_out'])} training subjects"
     sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
     p = u.get("profile")
     profile = "" if p is None else "; " + profile_text(p)
