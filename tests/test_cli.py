@@ -570,7 +570,8 @@ def test_defaults_follow_the_model_the_engine_and_quick():
     q = nd.cli.plan(["fit", "--quick"]).options
     assert (q.engine, q.heldout_sets, q.heldout_duration, q.uncertainty) == (
         "linear", 1, 72_000.0, "off")
-    assert (q.grid, q.steps, q.duration) == (17, 12, 43_200.0)
+    assert (q.grid, q.bisect, q.steps, q.no_gradient_check) == (9, 4, 12, True)
+    assert nd.cli.plan(["fit"]).options.no_gradient_check is False
     q = nd.cli.plan(["fit", "--quick", "--model", "rww", "--steps", "5"]).options
     assert (q.grid, q.bisect, q.steps, q.duration, q.realisations) == (9, 4, 5, 14_400.0, 2)
     assert nd.cli.plan(["fit", "--quick", "--heldout-sets", "3"]).options.heldout_sets == 3

@@ -26,18 +26,20 @@ DEFAULT_LR = 0.01
 LINEAR_MODELS = ("rww-ei-fic",)
 
 # What --quick changes (only where the option is not given): a smoke run of the whole
-# command, with a short held-out check and no error bars.
+# command, with a coarser scan, a short held-out check, no gradient check, no error bars.
 QUICK = {
-    "linear": {"heldout_sets": 1, "heldout_duration": 72_000.0, "uncertainty": "off"},
+    "linear": {"grid": 9, "bisect": 4, "heldout_sets": 1, "heldout_duration": 72_000.0,
+               "uncertainty": "off", "no_gradient_check": True},
     "simulation": {"grid": 9, "bisect": 4, "steps": 3, "duration": 14_400.0,
                    "realisations": 2, "heldout_sets": 1, "heldout_duration": 72_000.0,
-                   "uncertainty": "off"},
+                   "uncertainty": "off", "no_gradient_check": True},
 }
 
 FULL = {"grid": DEFAULT_GRID, "bisect": DEFAULT_BISECT, "steps": DEFAULT_STEPS,
         "duration": DEFAULT_DURATION, "realisations": DEFAULT_REALISATIONS,
         "heldout_sets": DEFAULT_HELDOUT_SETS,
-        "heldout_realisations": DEFAULT_HELDOUT_REALISATIONS, "uncertainty": "auto"}
+        "heldout_realisations": DEFAULT_HELDOUT_REALISATIONS, "uncertainty": "auto",
+        "no_gradient_check": False}
 
 
 def _fitted_names(fit: str | None) -> set[str]:

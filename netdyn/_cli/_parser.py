@@ -144,7 +144,8 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     opt.add_argument("--remat", default="uniform:1000",
                      help="gradient checkpointing: none, uniform:K, nested:K1,K2 or "
                      "multilevel:B (default uniform:1000: small memory, ~1 extra forward)")
-    opt.add_argument("--no-gradient-check", action="store_true", dest="no_gradient_check",
+    opt.add_argument("--no-gradient-check", action="store_true", default=None,
+                     dest="no_gradient_check",
                      help="skip the check of the gradient against central finite differences "
                      "along a random direction at the start (4 forward simulations and one "
                      "gradient; a disagreement is printed and saved in params.json)")
@@ -152,9 +153,9 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      help="new noise every step (default: one fixed realisation)")
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     opt.add_argument("--quick", action="store_true",
-                     help="a smoke run of the whole command in about a minute: one held-out "
-                     "set of 4 x 72 s, no error bars; with the simulation engine also a "
-                     "coarser scan (9 values of G, 4 bisections), 3 steps of 2 x 14.4 s. "
+                     help="a smoke run of the whole command: a coarser scan (9 values of G, "
+                     "4 bisections), one held-out set of 4 x 72 s, no gradient check, no "
+                     "error bars; with the simulation engine also 3 steps of 2 x 14.4 s. "
                      "Options given explicitly keep their values")
 
 
