@@ -57,8 +57,10 @@ def _dtype_in_fresh_process(code: str, **env) -> str:
 
 
 def test_readme_float64_switches_work_in_a_fresh_process():
-    (snippet,) = [b for b in _blocks("python") if "jax_enable_x64" in b]
-    assert snippet.index("jax_enable_x64") < snippet.index("import netdyn")
+    (example,) = [b for b in _blocks("python") if "jax_enable_x64" in b]
+    assert example.index("jax_enable_x64") < example.index("import netdyn")
+    # The example's head, as written: the switch, then the imports.
+    snippet = example[: example.index("\n", example.index("import netdyn"))]
     assert _dtype_in_fresh_process(snippet) == ["float64", "float64"]
     assert "export JAX_ENABLE_X64=1" in _commands("\n".join(_blocks("bash")))
     assert _dtype_in_fresh_process("import netdyn as nd", JAX_ENABLE_X64="1") == [
@@ -74,3 +76,35 @@ def test_readme_main_command_is_the_console_script():
     bash = [line.strip() for block in _blocks("bash") for line in block.splitlines()]
     commands = {shlex.split(line)[0] for line in bash if line}
     assert "netdyn" in commands and scripts["netdyn"] == "netdyn.cli:main"
+
+
+_NUMBER = re.compile(r"(?<![\w.,])(\d+(?:,\d{3})*\.\d+|\d+(?:,\d{3})*(?= ?(?:%|MB)))(?![\w.]?\d)")
+_BENCHMARK_LINK = re.compile(r"\]\((benchmarks/[\w.-]+\.md)\)")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """The README's blocks of text between blank lines, code blocks left out."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+    return [p for p in re.split(r"\n\s*\n", prose) if p.strip()]
+
+
+def test_readme_figures_are_the_benchmarks():
+    # A paragraph that links a benchmark report quotes its figures (decimals, percentages,
+    # megabytes) from it; a table takes the reports of the paragraph before it. Each
+    # figure must appear in the report as written, so that a rerun benchmark whose numbers
+    # moved makes this test fail until the README says the same.
+    checked, previous = 0, []
+    for paragraph in _paragraphs(README):
+        links = _BENCHMARK_LINK.findall(paragraph)
+        is_table = paragraph.lstrip().startswith("|")
+        reports = links or (previous if is_table else [])
+        if not is_table:
+            previous = links
+        if not reports:
+            continue
+        text = "\n".join((ROOT / r).read_text() for r in reports)
+        for figure in _NUMBER.findall(paragraph):
+            checked += 1
+            pattern = rf"(?<![\d.]){re.escape(figure)}(?![\d])"
+            assert re.search(pattern, text), (figure, reports, paragraph[:200])
+    assert checked >= 10  # the README does quote its benchmarks
