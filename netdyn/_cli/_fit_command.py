@@ -8,7 +8,6 @@ from pathlib import Path
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._fit import interrupt
@@ -19,9 +18,10 @@ from .._fit.level_search import level_search
 from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._network import Network
-from .._observation.runs import runs_fc, score_runs
+from .._observation.runs import runs_fc
 from ._atomic import write_json
 from ._data import FitData
+from ._evaluation import analytic, evaluate, heldout_check
 from ._model import MODELS, with_G
 from ._plan import FitPlan, fcd_samples, plan_options
 from ._report import (
@@ -46,40 +46,10 @@ from ._run_folder import (
     resume_command,
     resumes,
 )
-from ._uncertainty import heldout_keys, mean_and_spread, parameter_uncertainty
+from ._uncertainty import parameter_uncertainty
 
 # The held-out noise: a stream of the seed's key that the fit's realisations
 # (fold_in(key, b) for b < --realisations) never use.
-
-
-def _evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-    """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``), the FC (the
-    mean of the realisations') and the signals ``[realisations, samples, nodes]``."""
-    signals = np.asarray(_signals(loss_fn, model, key))
-    simulated = runs_fc(signals)
-    loss, metrics = loss_fn.loss_of_fc(jnp.asarray(simulated))
-    out = {k: float(v) for k, v in metrics.items()}
-    out["loss"] = float(loss)
-    return out, simulated, signals
-
-
-def _analytic(loss_fn: AbstractFcLoss, model) -> tuple[dict[str, float], np.ndarray]:
-    """Metrics (as ``_evaluate``'s) and the FC of a deterministic loss (the analytic FC)."""
-    loss, metrics, f = _analytic_point(loss_fn, model)
-    out = {k: float(v) for k, v in metrics.items()}
-    out["loss"] = float(loss)
-    return out, np.asarray(f)
-
-
-@eqx.filter_jit
-def _analytic_point(loss_fn: AbstractFcLoss, model):
-    loss, metrics = loss_fn(model, None)
-    return loss, metrics, loss_fn.model_fc(model, None)
-
-
-@eqx.filter_jit
-def _signals(loss_fn: FcLoss, model, key):
-    return loss_fn.signals(model, key)
 
 
 @eqx.filter_jit
@@ -234,10 +204,11 @@ def _run(out: Path, planned: FitPlan) -> int:
 
     # The fit's own FC and metrics at its end: simulated as each step was, or the analytic
     # ones (what the linear engine fitted; the held-out check below simulates).
-    train, simulated = (_analytic(loss_fn, fitted) if args.engine == "linear" else
-                        _evaluate(planned.simulated_loss, fitted, key)[:2])
+    train, simulated = (analytic(loss_fn, fitted) if args.engine == "linear" else
+                        evaluate(planned.simulated_loss, fitted, key)[:2])
     interrupt.check()
-    heldout, simulated_heldout, runs = _heldout(args, data, planned.heldout_loss, fitted, key)
+    heldout, simulated_heldout, runs = heldout_check(args, data, planned.heldout_loss, fitted,
+                                                       key)
     if not args.quiet and args.uncertainty != "off":
         print("netdyn fit: error bars of the parameters ...", flush=True)
     spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key,
@@ -261,24 +232,6 @@ def _run(out: Path, planned: FitPlan) -> int:
                             fitted)
     print(summary(out, result, plotted))
     return 0
-
-
-def _heldout(args, data: FitData, heldout_fn: FcLoss, fitted, key):
-    """The held-out check over ``--heldout-sets`` noise sets: ``((mean metrics, their
-    sd, each set's), the first set's FC, (mean run scores, their sd, each set's))``."""
-    if not args.quiet:
-        print(f"netdyn fit: held-out check, {args.heldout_sets} set(s) of "
-              f"{args.heldout_realisations} x {args.heldout_duration / 1000:g} s with new "
-              "noise ...", flush=True)
-    metrics, scores, first = [], [], None
-    for k in heldout_keys(key, args.heldout_sets):
-        interrupt.check()
-        m, fc_k, signals = _evaluate(heldout_fn, fitted, k)
-        first = fc_k if first is None else first
-        metrics.append(m)
-        scores.append(_run_scores(args, data, signals))
-    runs = (*mean_and_spread(scores), scores) if scores[0] is not None else (None, None, None)
-    return (*mean_and_spread(metrics), metrics), first, runs
 
 
 def _gradient_check(args, loss_fn: AbstractFcLoss, net: Network, where, key) -> dict:
@@ -320,22 +273,3 @@ def _fitted_on(data: FitData, fc_file: str | None) -> str:
     tested = (f", scored on subjects {','.join(map(str, data.test_subjects))}" if data.test
               else ", no test subjects")
     return f"fitting the FC of {runs}{tested}"
-
-
-def _run_scores(args, data: FitData, signals: np.ndarray) -> dict | None:
-    """The held-out simulation scored on the training and the test subjects (``score_runs``)."""
-    if data.train is None:
-        return None
-    window, step = fcd_samples(args)
-    # FCD windows count samples: compared only when the simulation samples as the data do.
-    same_tr = data.tr is None or abs(data.tr - args.tr) <= 1e-6 * data.tr
-    shortest = min(signals.shape[1], *(r.shape[0] for r in data.train + (data.test or [])))
-    fcd_window = window if same_tr and window <= shortest else None
-    scores = {"train_subjects": list(data.train_subjects),
-              "test_subjects": list(data.test_subjects),
-              "fcd_window": fcd_window, "fcd_step": step,
-              "train": score_runs(signals, data.train, fcd_window=fcd_window, fcd_step=step)}
-    if data.test:
-        scores["test"] = score_runs(signals, data.test, train=data.train,
-                                    fcd_window=fcd_window, fcd_step=step)
-    return scores
