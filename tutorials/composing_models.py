@@ -23,9 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import netdyn as nd
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
 
-jax.config.update("jax_enable_x64", True)
+import netdyn as nd  # noqa: E402
+
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 T1 = 2_000.0 if QUICK else 20_000.0  # ms
 # Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT

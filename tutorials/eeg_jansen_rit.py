@@ -25,9 +25,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import netdyn as nd
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
 
-jax.config.update("jax_enable_x64", True)
+import netdyn as nd  # noqa: E402
+
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 DT = 0.5  # ms
 WARMUP = 1_000.0  # ms of start-up transient, not recorded

@@ -30,9 +30,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-import netdyn as nd
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
 
-jax.config.update("jax_enable_x64", True)
+import netdyn as nd  # noqa: E402
+
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 DT = 0.05  # ms, as TVB's Epileptor demos
 T1 = 1_300.0  # ms recorded: the onsets (0.7-0.9 s, 1.2 s at the fit's start)

@@ -34,9 +34,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-import netdyn as nd
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
 
-jax.config.update("jax_enable_x64", True)
+import netdyn as nd  # noqa: E402
+
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 plt = import_module("matplotlib.pyplot") if find_spec("matplotlib") else None
 out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "netdyn-tutorials"))

@@ -28,9 +28,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-import netdyn as nd
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
 
-jax.config.update("jax_enable_x64", True)
+import netdyn as nd  # noqa: E402
+
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 DT = 0.2 if QUICK else 0.05  # ms
 REST = 500.0  # ms to settle at rest before any stimulus

@@ -39,9 +39,10 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+jax.config.update("jax_enable_x64", True)  # before importing netdyn, before any array
+
 import netdyn as nd  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
 QUICK = "--quick" in sys.argv  # also False inside a notebook
 # Figures need matplotlib (`pip install -e ".[plot]"`); they go to $NETDYN_TUTORIAL_OUT
 # (by default a temporary folder).
