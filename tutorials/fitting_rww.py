@@ -11,7 +11,7 @@
 #
 # Run it with `python tutorials/fitting_rww.py` (`--quick` for a shorter run that shows
 # the mechanics only: its simulations are too short for credible numbers). The fit of
-# `G` and `sigma` is available from the command line as `netdyn fit`.
+# `G` and `sigma` is available from the command line as `netdyn fit --model rww`.
 
 # %%
 import os

@@ -17,8 +17,9 @@
 #
 # Run it with `python tutorials/heterogeneity.py` (`--quick` for a short run that shows
 # the mechanics only: its simulations are far too short for credible numbers). The same
-# fit from the command line: `netdyn fit --model rww-ei-fic --fit G,sigma,input-gain
-# --steps 30 --lr 0.02`.
+# fits from the command line: by simulation, `netdyn fit --fit G,sigma,input-gain --steps
+# 20 --lr 0.04` (sigma asks for the simulation); on the analytic FC, as in the last part,
+# `netdyn fit --fit G,input-gain --steps 100 --lr 0.1`.
 
 # %%
 import os
