@@ -271,5 +271,5 @@ def test_docs_index_lists_every_tutorial():
     index = (ROOT / "docs" / "index.md").read_text()
     tutorials = sorted(p.stem for p in (ROOT / "tutorials").glob("*.py")
                        if p.name != "run_all.py" and not p.name.startswith("_"))
-    missing = [t for t in tutorials if f"(tutorials/{t}.md)" not in index]
+    missing = [t for t in tutorials if f"(../tutorials/{t}.py)" not in index]
     assert not missing, f"docs/index.md does not list: {missing}"
