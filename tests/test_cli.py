@@ -611,7 +611,7 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     # 1.44 s after the common initial state every region still relaxes alike: the FC is
     # saturated at every G, so no G reaches the data's mean FC. No fit is reported.
     out = tmp_path / "fit"
-    argv = ["fit", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
+    argv = ["fit", "--model", "rww", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
             "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
     assert nd.cli.main(argv) == 3
     err = capsys.readouterr().err
