@@ -5,6 +5,7 @@ test subjects."""
 import time
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -44,7 +45,14 @@ def _analytic_point(loss_fn: AbstractFcLoss, model):
 
 @eqx.filter_jit
 def _signals(loss_fn: FcLoss, model, key):
-    return loss_fn.signals(model, key)
+    """``loss_fn.signals(model, key)``: the same realisations (keys ``fold_in(key, b)``).
+    On a CPU they run one after the other: forward only, 4 realisations of rww-ei-fic ran
+    at 36 us per member-step in sequence against 64 under ``vmap`` (56 with the
+    batch-last loop) on 2 cores; other devices run them in parallel, as the loss does."""
+    if jax.default_backend() != "cpu":
+        return loss_fn.signals(model, key)
+    keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(loss_fn.realisations))
+    return jax.lax.map(lambda k: loss_fn.signal(model, k), keys)
 
 
 def heldout_check(args, data: FitData, heldout_fn: FcLoss, fitted, key):
