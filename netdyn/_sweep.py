@@ -177,8 +177,8 @@ def sweep(
     import jax, jax.numpy as jnp, numpy as np, netdyn as nd
 
     def fit_quality(net):       # any function of the model returning arrays
-        sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=60_000.0, dt=1.0,
-                          monitors={"bold": nd.Bold(period=720.0, warmup=10_000.0)},
+        sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=60_480.0, dt=1.0,  # 84 TRs
+                          monitors={"bold": nd.Bold(period=720.0, warmup=10_080.0)},
                           key=jax.random.key(0), batch_last=True)
         return nd.fc_correlation(nd.fc(sol["bold"]), data.fc)
 
