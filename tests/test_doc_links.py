@@ -11,20 +11,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md")
                                      if "_hooks" not in p.parts)]
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-# Links still to the site's pages of tutorials (issue 40), until their pages point to the
-# scripts (``../tutorials/NAME.py``); no other broken link is tolerated.
-_PENDING = {
-    ("docs/getting-started.md", "tutorials/fitting_rww.md"),
-    ("docs/getting-started.md", "tutorials/sweeps_and_scale.md"),
-    ("docs/index.md", "tutorials/gradient_checkpointing.md"),
-    ("docs/index.md", "tutorials/composing_models.md"),
-    ("docs/index.md", "tutorials/fitting_rww.md"),
-    ("docs/index.md", "tutorials/sweeps_and_scale.md"),
-    ("docs/index.md", "tutorials/eeg_jansen_rit.md"),
-    ("docs/index.md", "tutorials/epileptor_seeg.md"),
-    ("docs/models.md", "tutorials/eeg_jansen_rit.md"),
-    ("docs/models.md", "tutorials/epileptor_seeg.md"),
-}
 
 
 def _hook():
@@ -46,7 +32,7 @@ def test_relative_links_resolve_in_the_repository(page):
     broken = []
     for target in _LINK.findall(_without_code(page.read_text())):
         path = target.partition("#")[0]
-        if not path or re.match(r"^[a-z]+:", path) or (name, path) in _PENDING:
+        if not path or re.match(r"^[a-z]+:", path):
             continue
         if not (page.parent / path).exists():
             broken.append(target)
