@@ -229,7 +229,7 @@ print(f"G = {float(fitted.coupling.G):.4f}; I_o from {I_o.min():.3f} to {I_o.max
 # (`loss_fn.replace(...)`), and scored on the FC pattern (r), its level (mean FC against
 # the empirical one) and saturation (pairs above 0.9): against runs 1-4, which it was
 # fitted to, and against runs 5-7, which it never saw (`nd.score_runs`, with the fraction
-# of the noise ceiling reached). Numbers for the full run are in `benchmarks/fit.md`;
+# of the noise ceiling reached). Numbers for the full run are in `benchmarks/fit_rww.md`;
 # gains that vanish here were fitted to the noise or to runs 1-4.
 
 # %%

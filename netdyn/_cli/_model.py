@@ -277,7 +277,7 @@ def optimizer(lr: float, steps: int, redraw: bool = False,
     (``backtrack``)."""
     # Full steps while far from the optimum, then small ones, so Adam's momentum settles
     # instead of overshooting a steep FC-r landscape. Momentum alone still carried the fit
-    # over the lower edge of the band of good G (benchmarks/fit.md), onto a plateau where
+    # over the lower edge of the band of good G (benchmarks/fit_rww.md), onto a plateau where
     # the gradient vanishes: taking back steps that raise the loss keeps it in the band.
     # With new noise every step, losses of consecutive steps are not comparable. One
     # instance per (lr, steps, redraw): repeated runs in one process reuse the compiled

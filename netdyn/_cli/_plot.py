@@ -4,14 +4,17 @@ import numpy as np
 
 
 def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
-           interval=None, profile=None, heldout_each=None, runs_each=None):
+           interval=None, profile=None, heldout_each=None, runs_each=None,
+           analytic: bool = False):
     """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
     the scan of G and the held-out run against the test subjects' FC, the profile of the loss
     along G and the held-out scores of each noise set (right): a matplotlib ``Figure``, or
     ``None`` without matplotlib. ``empirical``: ``(target, test FC or None)``; ``scan``:
     the scan's ``grid`` dict; ``runs``: the run scores; ``interval``: ``(G, lower,
     upper)``, the fitted G and its interval; ``profile``: the uncertainty's ``profile``
-    dict; ``heldout_each``, ``runs_each``: each held-out set's metrics and run scores."""
+    dict; ``heldout_each``, ``runs_each``: each held-out set's metrics and run scores;
+    ``analytic``: the fit's FC, scan and profile are the analytic FC's (``--engine
+    linear``), not simulated."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -19,9 +22,9 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
     target, test = empirical
     fig = Figure(figsize=(21, 7), layout="constrained")
     ax = fig.subplots(2, 6)
-    _scan_panel(ax[0, 4], scan, target, interval)
+    _scan_panel(ax[0, 4], scan, target, interval, analytic)
     _test_panel(ax[1, 4], test, heldout, runs)
-    _profile_panel(ax[0, 5], profile, interval)
+    _profile_panel(ax[0, 5], profile, interval, analytic)
     _sets_panel(ax[1, 5], heldout_each, runs_each, target)
     steps = history.step  # numbered from 1 (_report.for_people)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
@@ -34,7 +37,8 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
     ax[0, 0].set_title(title)
     iu = np.triu_indices(target.shape[0], k=1)
     im = None
-    rows = ((0, train, "fit noise"), (1, heldout, "held-out"))
+    rows = ((0, train, "analytic FC" if analytic else "simulated, fit noise"),
+            (1, heldout, "simulated, held-out"))
     for row, simulated, label in rows:
         a = ax[row, 1] if row == 1 else ax[0, 1]
         if row == 0:
@@ -49,11 +53,11 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
             a.set_title("FC level and saturation")
             a.legend(fontsize="small")
         ax[row, 2].imshow(simulated, vmin=-1, vmax=1, cmap="RdBu_r")
-        ax[row, 2].set_title(f"simulated, {label} (mean {simulated[iu].mean():.2f})")
+        ax[row, 2].set_title(f"{label} (mean {simulated[iu].mean():.2f})")
         ax[row, 3].scatter(target[iu], simulated[iu], s=2, alpha=0.4)
         r = np.corrcoef(target[iu], simulated[iu])[0, 1]
         ax[row, 3].set_xlabel("empirical FC")
-        ax[row, 3].set_ylabel(f"simulated FC ({label})")
+        ax[row, 3].set_ylabel(f"model FC ({label})")
         sat = np.mean(simulated[iu] > 0.9)
         ax[row, 3].set_title(f"r = {r:.3f}, {100 * sat:.0f} % of pairs > 0.9")
     ax[1, 0].axis("off")
@@ -88,7 +92,7 @@ def _test_rows(runs) -> str:
     return rows
 
 
-def _scan_panel(a, scan, target, interval=None) -> None:
+def _scan_panel(a, scan, target, interval=None, analytic: bool = False) -> None:
     """Loss and mean FC of the scan of G, with the data's mean FC (and the fitted G with
     its interval)."""
     if scan is None or "mean_fc" not in scan:
@@ -109,7 +113,7 @@ def _scan_panel(a, scan, target, interval=None) -> None:
         a.axvspan(lower, upper, color="C2", alpha=0.25, lw=0)
         a.axvline(value, color="C2", lw=1.0, label=f"fitted G [{lower:.4g}, {upper:.4g}]")
     a.set_xlabel("G")
-    a.set_ylabel("mean FC (one realisation)")
+    a.set_ylabel("mean FC (analytic)" if analytic else "mean FC (one realisation)")
     a.legend(fontsize="x-small")
     twin = a.twinx()
     twin.plot(g[np.argsort(g)], loss[np.argsort(g)], color="C0", lw=0.8)
@@ -117,7 +121,7 @@ def _scan_panel(a, scan, target, interval=None) -> None:
     a.set_title("scan of G for the start", fontsize="medium")
 
 
-def _profile_panel(a, profile, interval) -> None:
+def _profile_panel(a, profile, interval, analytic: bool = False) -> None:
     """The loss along G near the fit (the others moved as the Hessian says) against the
     quadratic model the interval of G rests on."""
     if profile is None:
@@ -127,7 +131,7 @@ def _profile_panel(a, profile, interval) -> None:
     g = np.asarray(profile["G"], dtype=float)
     order = np.argsort(g)
     a.plot(g[order], np.asarray(profile["loss"])[order], "o-", color="C0", ms=4,
-           label="loss, simulated")
+           label="loss, analytic" if analytic else "loss, simulated")
     a.plot(g[order], np.asarray(profile["quadratic"])[order], "--", color="k", lw=0.8,
            label="quadratic model")
     if interval is not None:
@@ -135,7 +139,7 @@ def _profile_panel(a, profile, interval) -> None:
         a.axvspan(lower, upper, color="C2", alpha=0.25, lw=0, label="95 % interval")
         a.axvline(value, color="C2", lw=1.0)
     a.set_xlabel("G")
-    a.set_ylabel("loss (fit's noise)")
+    a.set_ylabel("loss (analytic)" if analytic else "loss (fit's noise)")
     a.legend(fontsize="x-small")
     a.set_title("profile of G near the fit", fontsize="medium")
 

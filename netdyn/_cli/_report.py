@@ -126,7 +126,8 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     fig = figure(history, empirical, *simulated, title, scan=result["grid"],
                  runs=result.get("runs"), interval=G_interval(result.get("uncertainty")),
                  profile=(result.get("uncertainty") or {}).get("profile"),
-                 heldout_each=result.get("heldout_each"), runs_each=result.get("runs_each"))
+                 heldout_each=result.get("heldout_each"), runs_each=result.get("runs_each"),
+                 analytic=result.get("engine") == "linear")
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")

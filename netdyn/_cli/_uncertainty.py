@@ -164,9 +164,10 @@ def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
             ok and label != name and lo <= 0 <= hi) else ""
         parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
                      f"{label} {v:.4g} (not constrained by the data: no interval)")
-    sources = f"noise over {u['noise_keys']} keys"
+    sources = [f"noise over {u['noise_keys']} keys"] if u["noise_keys"] else []
     if u["runs_left_out"]:
-        sources += f", leaving out each of the {len(u['runs_left_out'])} training subjects"
+        sources.append(f"leaving out each of the {len(u['runs_left_out'])} training subjects")
+    sources = ", ".join(sources)
     sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
     p = u.get("profile")
     profile = "" if p is None else "; " + profile_text(p)
