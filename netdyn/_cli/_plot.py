@@ -79,9 +79,9 @@ def _test_rows(runs) -> str:
     """The text rows of the scores on the training and test subjects."""
     if runs is None:
         return ""
-    rows = f"\n\nheld-out vs runs{'train':>7s}{'test':>8s}"
+    rows = f"\n\nheld-out vs     {'train':>7s}{'test':>8s}"
     train, test = runs["train"], runs.get("test") or {}
-    for key, label in (("fc_r", "FC r"), ("empirical_mean_fc", "runs' mean FC"),
+    for key, label in (("fc_r", "FC r"), ("empirical_mean_fc", "data's mean FC"),
                        ("fcd_ks", "FCD KS")):
         if key in train:
             t = f"{test[key]:8.3f}" if key in test else f"{'-':>8s}"
