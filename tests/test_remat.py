@@ -51,11 +51,25 @@ def _loss(params, remat):
     return jnp.mean((sol["tavg"] - 0.25) ** 2) + jnp.mean(sol["sub"] ** 2)
 
 
+PARAMS = (0.6, 0.32)
+
+
+@functools.cache
+def _gradient(remat):
+    """The gradient of ``_loss`` at ``PARAMS`` under ``remat``, compiled once per strategy
+    (a gradient costs 5-30 s to compile; several tests compare the same one)."""
+    return np.asarray(jax.jit(jax.grad(lambda p: _loss(p, remat)))(jnp.array(PARAMS)))
+
+
+@functools.cache
+def _no_remat_loss():
+    return jax.jit(lambda p: _loss(p, nd.NoRemat()))
+
+
 @pytest.fixture(scope="module")
 def reference():
     sol = jax.jit(lambda: _run(nd.NoRemat()))()
-    grad = jax.jit(jax.grad(lambda p: _loss(p, nd.NoRemat())))(jnp.array([0.6, 0.32]))
-    return sol, grad
+    return sol, _gradient(nd.NoRemat())
 
 
 @pytest.mark.parametrize("remat", STRATEGIES, ids=str)
@@ -66,18 +80,37 @@ def test_forward_is_bit_identical(remat, reference):
         assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("remat", STRATEGIES, ids=str)
+# Gradients of strategies whose schedule another default case runs too, with ``pytest -m
+# slow`` (each bit-identical forward is checked above by default):
+_SLOW_GRADIENTS = {
+    # blocks dividing the period, as the 5- and 25-step levels of Nested(5, 25, 200)
+    nd.Uniform(25),
+    # blocks of one period, a level of MultiLevel(4)
+    nd.Uniform(50),
+    # longer than the run: nothing checkpointed, NoRemat's loop (the reference)
+    nd.Uniform(10_000),
+    # unequal blocks of steps inside blocks of periods, as in MultiLevel(4) (blocks of 4
+    # and 13 steps, one and 4 periods: nd.checkpoint_blocks)
+    nd.Nested(7, 100),
+}
+GRADIENT_STRATEGIES = [
+    pytest.param(s, marks=pytest.mark.slow)
+    if isinstance(s, nd.AbstractRemat) and s in _SLOW_GRADIENTS else s
+    for s in STRATEGIES
+]
+
+
+@pytest.mark.parametrize("remat", GRADIENT_STRATEGIES, ids=str)
 def test_gradient_equals_no_remat(remat, reference):
     _, grad = reference
-    other = jax.jit(jax.grad(lambda p: _loss(p, remat)))(jnp.array([0.6, 0.32]))
-    np.testing.assert_allclose(other, grad, rtol=1e-10)
+    np.testing.assert_allclose(_gradient(remat), grad, rtol=1e-10)
 
 
 @pytest.mark.parametrize("remat", [nd.Uniform(7), nd.MultiLevel(4)], ids=str)
 def test_gradient_matches_finite_differences(remat):
-    params = jnp.array([0.6, 0.32])
-    grad = jax.jit(jax.grad(lambda p: _loss(p, remat)))(params)
-    f = jax.jit(lambda p: _loss(p, nd.NoRemat()))
+    params = jnp.array(PARAMS)
+    grad = _gradient(remat)
+    f = _no_remat_loss()
     for i, h in enumerate([1e-5, 1e-6]):
         e = jnp.zeros(2).at[i].set(h)
         fd = (f(params + e) - f(params - e)) / (2 * h)
@@ -117,8 +150,13 @@ UNROLL_CASES = {
 # Every strategy in the first case; no remat, short blocks and nested levels in the others.
 # Not Auto: simulate runs the strategy it chooses, which gets Auto's unroll
 # (test_choose_remat_returns_a_concrete_strategy, test_auto_respects_budget).
+# MultiLevel(3) over every step (4 levels of periods, 25 s to compile) with ``pytest -m
+# slow``: Uniform(7) there unrolls the period-level scan inside checkpointed blocks, and
+# MultiLevel(3) in the other cases unrolls under nested levels.
 UNROLL_PARAMS = [
-    pytest.param(make, case, id=f"{name}-{case}")
+    pytest.param(make, case, id=f"{name}-{case}",
+                 marks=[pytest.mark.slow] if (name, case) == ("MultiLevel(3)", "every-step")
+                 else [])
     for case in UNROLL_CASES
     for name, make in ALL_REMATS
     if name != "Auto"
@@ -153,14 +191,16 @@ def test_unroll_forward_is_bit_identical(make, case, unroll):
 
 @pytest.mark.parametrize(
     "name, make",
-    [pytest.param(n, m, id=n) for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
+    # NoRemat's (the unrolled scan alone, 30 s to compile) with ``pytest -m slow``:
+    # Uniform(7)'s unrolls the same scan, inside checkpointed blocks.
+    [pytest.param(n, m, id=n, marks=[pytest.mark.slow] if n == "NoRemat" else [])
+     for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
 )
-def test_unroll_gradient_equals_unroll_1(name, make, reference):
-    params = jnp.array([0.6, 0.32])
-    one = reference[1] if name == "NoRemat" else jax.jit(
-        jax.grad(lambda p: _loss(p, make(1))))(params)
-    unrolled = jax.jit(jax.grad(lambda p: _loss(p, make(8))))(params)
-    np.testing.assert_allclose(unrolled, one, rtol=1e-12, atol=0)
+def test_unroll_gradient_equals_unroll_1(name, make):
+    # unroll=None is unroll=1 on CPU (test_unroll_default_is_resolved_per_backend): the
+    # gradient compiled for the tests above.
+    one = _gradient(make(None) if nd.default_unroll() == 1 else make(1))
+    np.testing.assert_allclose(_gradient(make(8)), one, rtol=1e-12, atol=0)
 
 
 def _toy_loop_jaxpr(strategy, n_steps, every):
