@@ -48,11 +48,11 @@ simulated:
   the loss along G (5 points) is drawn beside the quadratic model the interval rests on.
 
 Time on 2 CPU cores (float64), measured while other jobs loaded them (load average
-4.5-6.4; an idle machine is faster): 363 s for the whole command (the scan and the fit
-96 s, mostly compilation; the held-out simulations 160 s; the error bars 85 s); --quick
-110 s (one short held-out set, no error bars); --model rww (G and sigma by simulation,
-every step simulated) 959 s at load 3-4. Measured: benchmarks/fit.md and fit_rww.md in
-the source repository.
+3.8; an idle machine is faster): 327 s for the whole command (the scan, the gradient
+check and the fit 170 s, mostly compilation; the held-out simulations 78 s; the error
+bars 45 s); --quick 141 s (one short held-out set, no error bars); --model rww (G and
+sigma by simulation, every step simulated) 959 s at load 3-4. Measured:
+benchmarks/fit.md and fit_rww.md in the source repository.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json,
 scan.json (the search for the start), params.json (fitted and initial parameters in the
