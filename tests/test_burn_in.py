@@ -15,6 +15,8 @@ import netdyn as nd
 N = 4
 DT = 0.5
 MONITOR = nd.Bold(period=50.0, variables=("x",))
+# Gradients are taken under jax.jit: differentiating the loss eagerly compiles its parts
+# once more each (forward, linearised, transposed), about twice the time.
 
 
 def _network(G=0.3):
@@ -57,7 +59,7 @@ def test_truncated_gradient_matches_finite_differences_of_the_frozen_objective(m
     net, key = _network(), jax.random.key(5)
     loss = _loss(burn_in=200.0, realisations=2, metric=metric, burn_in_gradient=False)
     G = 0.3
-    g = jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0])(
+    g = jax.jit(jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]))(
         jnp.asarray(G))
     keys = [jax.random.fold_in(key, b) for b in range(2)]
     warm = [nd.simulate(net, nd.Heun(), t0=0.0, t1=200.0, dt=DT, monitors={"signal": MONITOR},
@@ -101,7 +103,7 @@ def test_truncated_gradient_approaches_full_gradient_for_long_runs():
                           monitors={"s": monitor}, key=key)
         return nd.rmse(nd.fc(sol["s"][40:]), loss.target)
 
-    g = float(jax.grad(f)(jnp.asarray(0.3)))
+    g = float(jax.jit(jax.grad(f))(jnp.asarray(0.3)))
     h = 1e-5
     fd = float((full(0.3 + h) - full(0.3 - h)) / (2 * h))
     assert abs(fd) > 1e-3
@@ -123,7 +125,7 @@ def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
         f = np.corrcoef(np.asarray(sol["s"][4:, 0]).T)[iu]
         return np.sqrt(np.mean((f - target[iu]) ** 2))
 
-    g = jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0])(
+    g = jax.jit(jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]))(
         jnp.asarray(0.3))
     h = 1e-4
     fd = (whole(0.3 + h) - whole(0.3 - h)) / (2 * h)
@@ -217,7 +219,8 @@ def test_fcd_term_adds_the_wasserstein_distance_of_fcd_values():
     w2 = np.sqrt(np.mean((sim - np.sort(target)) ** 2))
     np.testing.assert_allclose(float(metrics["fcd_distance"]), w2, rtol=1e-9)
     np.testing.assert_allclose(float(loss1), float(loss0) + 0.5 * w2, rtol=1e-9)
-    g = jax.grad(lambda G: with_fcd(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0])(
+    g = jax.jit(jax.grad(
+        lambda G: with_fcd(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]))(
         jnp.asarray(0.3))
     assert np.isfinite(float(g))
     with pytest.raises(ValueError, match="fcd_window"):
