@@ -43,11 +43,18 @@ def runs_batch_last(fn, args, buffer_shape, batch: int) -> bool:
 
 
 def _delayed_cases():
-    for c in ALL_COUPLINGS:
-        if isinstance(c, nd.AbstractDelayedCoupling):
-            for interp in ("nearest", "linear"):
-                for kind in ("dense", "sparse"):
-                    yield pytest.param(c, interp, kind, id=f"{type(c).__name__}-{interp}-{kind}")
+    # By default each delayed coupling once, on one of the four (interpolation, layout)
+    # pairs in turn, so that every coupling and every pair runs the batch-last loop (its
+    # buffer and gathers depend on the pair, not on the coupling); the whole product, 24
+    # programs to compile, with ``pytest -m slow``. Every coupling on every pair in single
+    # runs: test_coupling.py.
+    pairs = [(interp, kind) for interp in ("nearest", "linear") for kind in ("dense", "sparse")]
+    delayed = [c for c in ALL_COUPLINGS if isinstance(c, nd.AbstractDelayedCoupling)]
+    for i, c in enumerate(delayed):
+        for j, (interp, kind) in enumerate(pairs):
+            marks = [] if j == i % len(pairs) else [pytest.mark.slow]
+            yield pytest.param(c, interp, kind, id=f"{type(c).__name__}-{interp}-{kind}",
+                               marks=marks)
 
 
 @pytest.mark.parametrize("coupling,interpolation,kind", list(_delayed_cases()))
@@ -202,11 +209,13 @@ def test_derivatives_of_and_under_a_batch(getkey):
     eps = 1e-6
     fd = np.array([(loss(G + eps) - loss(G - eps)) / (2 * eps) for G in Gs])
     np.testing.assert_allclose(singles, fd, rtol=1e-6)
-    np.testing.assert_allclose(jax.vmap(jax.grad(loss))(Gs), singles, rtol=1e-12)
+    # Transformed under jax.jit: eagerly, each part would compile once more.
+    np.testing.assert_allclose(jax.jit(jax.vmap(jax.grad(loss)))(Gs), singles, rtol=1e-12)
     # The derivative of a batched run: reverse and forward mode.
-    scale = jax.grad(lambda s: jnp.sum(jax.vmap(loss)(s * Gs)))(1.0)
+    scale = jax.jit(jax.grad(lambda s: jnp.sum(jax.vmap(loss)(s * Gs))))(1.0)
     np.testing.assert_allclose(scale, np.sum(singles * np.asarray(Gs)), rtol=1e-12)
-    _, tangent = jax.jvp(lambda s: jax.vmap(loss)(s * Gs), (1.0,), (1.0,))
+    _, tangent = jax.jit(lambda t: jax.jvp(lambda s: jax.vmap(loss)(s * Gs), (1.0,), (t,)))(
+        1.0)
     np.testing.assert_allclose(tangent, singles * np.asarray(Gs), rtol=1e-12)
     # The forward value of a batch that is not differentiated takes the batch-last loop,
     # its derivatives the plain one.
