@@ -22,7 +22,7 @@ STRATEGIES = [
     nd.Uniform(25),
     nd.Uniform(50),
     nd.Uniform(150),  # three periods of 50: 12 periods split into 4 blocks
-    nd.Uniform(250),  # five periods: 12 is not a multiple of 5, shorter last block
+    nd.Uniform(250),  # five periods asked: 12 periods balanced into 3 blocks of 4
     nd.Uniform(10_000),  # longer than the run
     nd.Nested(7, 100),
     nd.Nested(5, 25, 200),
@@ -87,6 +87,8 @@ _SLOW_GRADIENTS = {
     nd.Uniform(25),
     # blocks of one period, a level of MultiLevel(4)
     nd.Uniform(50),
+    # equal blocks of 3 periods, as Uniform(250)'s of 4 (nd.checkpoint_blocks)
+    nd.Uniform(150),
     # longer than the run: nothing checkpointed, NoRemat's loop (the reference)
     nd.Uniform(10_000),
     # unequal blocks of steps inside blocks of periods, as in MultiLevel(4) (blocks of 4
@@ -150,13 +152,15 @@ UNROLL_CASES = {
 # Every strategy in the first case; no remat, short blocks and nested levels in the others.
 # Not Auto: simulate runs the strategy it chooses, which gets Auto's unroll
 # (test_choose_remat_returns_a_concrete_strategy, test_auto_respects_budget).
-# MultiLevel(3) over every step (4 levels of periods, 25 s to compile) with ``pytest -m
-# slow``: Uniform(7) there unrolls the period-level scan inside checkpointed blocks, and
-# MultiLevel(3) in the other cases unrolls under nested levels.
+# With ``pytest -m slow``: MultiLevel(3) over every step (4 levels of periods, 25 s to
+# compile): Uniform(7) there unrolls the period-level scan inside checkpointed blocks, and
+# MultiLevel(3) in the other cases unrolls under nested levels; the second Policy, whose
+# blocks are checkpointed as the first's (other names saved).
+_SLOW_UNROLLS = {("MultiLevel(3)", "every-step"),
+                 ("Policy(state,history,monitor)", "periods-50-100")}
 UNROLL_PARAMS = [
     pytest.param(make, case, id=f"{name}-{case}",
-                 marks=[pytest.mark.slow] if (name, case) == ("MultiLevel(3)", "every-step")
-                 else [])
+                 marks=[pytest.mark.slow] if (name, case) in _SLOW_UNROLLS else [])
     for case in UNROLL_CASES
     for name, make in ALL_REMATS
     if name != "Auto"
