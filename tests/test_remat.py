@@ -80,20 +80,21 @@ def test_forward_is_bit_identical(remat, reference):
         assert np.array_equal(a, b)
 
 
-# Gradients of strategies whose schedule another default case runs too, with ``pytest -m
-# slow`` (each bit-identical forward is checked above by default):
+# Gradients of strategies whose kind of schedule a default case runs too, with ``pytest -m
+# slow`` (each bit-identical forward is checked above by default). By default: blocks of
+# one step (Uniform(1)); unequal blocks of steps (Uniform(7)); the four levels of
+# MultiLevel(4), unequal blocks of 4 and 13 steps inside equal blocks of one and 4
+# periods (nd.checkpoint_blocks); a policy saving named values (Policy(("coupling",)));
+# Auto's choice.
 _SLOW_GRADIENTS = {
-    # blocks dividing the period, as the 5- and 25-step levels of Nested(5, 25, 200)
-    nd.Uniform(25),
-    # blocks of one period, a level of MultiLevel(4)
-    nd.Uniform(50),
-    # equal blocks of 3 periods, as Uniform(250)'s of 4 (nd.checkpoint_blocks)
-    nd.Uniform(150),
-    # longer than the run: nothing checkpointed, NoRemat's loop (the reference)
-    nd.Uniform(10_000),
-    # unequal blocks of steps inside blocks of periods, as in MultiLevel(4) (blocks of 4
-    # and 13 steps, one and 4 periods: nd.checkpoint_blocks)
-    nd.Nested(7, 100),
+    nd.Uniform(25),  # equal blocks of steps
+    nd.Uniform(50),  # blocks of one period
+    nd.Uniform(150),  # equal blocks of 3 periods
+    nd.Uniform(250),  # equal blocks of 4 periods
+    nd.Uniform(10_000),  # longer than the run: nothing checkpointed, NoRemat's loop
+    nd.Nested(7, 100),  # unequal blocks of steps inside blocks of 2 periods
+    nd.Nested(5, 25, 200),  # equal blocks of steps inside blocks of 4 periods
+    nd.Policy(("state", "history", "monitor"), block=30),  # other names saved
 }
 GRADIENT_STRATEGIES = [
     pytest.param(s, marks=pytest.mark.slow)
