@@ -48,11 +48,13 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
 
 
 def _object(name: str):
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError:
-        module, _, attribute = name.rpartition(".")
-        return getattr(importlib.import_module(module), attribute)
+    """The object a dotted name refers to, by attribute from its package (so that a
+    module re-exported under another name, ``netdyn.presets``, resolves too)."""
+    first, *rest = name.split(".")
+    obj = importlib.import_module(first)
+    for attribute in rest:
+        obj = getattr(obj, attribute)
+    return obj
 
 
 def _first_colon(text: str) -> int:
