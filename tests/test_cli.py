@@ -278,6 +278,7 @@ def test_tiny_run(finished):
                                np.corrcoef(target[iu], test[iu])[0, 1], rtol=1e-10)
     np.testing.assert_allclose(runs["test"]["empirical_mean_fc"], test[iu].mean(), rtol=1e-10)
     assert runs["fcd_window"] is None  # 10 samples per run: shorter than the 83-TR window
+    assert runs["fcd_skipped"] == "runs of 10 TRs hold fewer than 3 FCD windows of 83 TRs"
     # What makes the result doubtful is said, from the held-out FC (mean over the sets).
     saturated = np.mean([e["saturation"] for e in report["heldout_each"]]) > 0.05
     assert any("saturated" in c for c in report["cautions"]) == saturated

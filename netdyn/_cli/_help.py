@@ -47,12 +47,11 @@ simulated:
   parameter the loss does not constrain gets none and is named. With an interval for G,
   the loss along G (5 points) is drawn beside the quadratic model the interval rests on.
 
-Time on 2 CPU cores (float64), measured while other jobs loaded them (load average
-3.8; an idle machine is faster): 327 s for the whole command (the scan, the gradient
-check and the fit 170 s, mostly compilation; the held-out simulations 78 s; the error
-bars 45 s); --quick 141 s (one short held-out set, no error bars); --model rww (G and
-sigma by simulation, every step simulated) 959 s at load 3-4. Measured:
-benchmarks/fit.md and fit_rww.md in the source repository.
+Time on 2 CPU cores (float64), an otherwise idle machine (load average 1.0): 148 s
+for the whole command (the scan, the gradient check and the fit 30 s; the held-out
+simulations 75 s; the error bars 24 s); --quick 48 s (one short held-out set, no error
+bars); --model rww (G and sigma by simulation, every step simulated) 959 s at load 3-4.
+Measured: benchmarks/fit.md and fit_rww.md in the source repository.
 
 Writes to --out, one folder per fit (each file written atomically): settings.json,
 scan.json (the search for the start), params.json (fitted and initial parameters in the

@@ -159,7 +159,9 @@ def _runs_line(runs: dict | None, runs_sd: dict | None) -> str:
         f"ceiling {t['ceiling']:.3f} (r between training and test FC), mean FC "
         f"{_pm(t, t_sd, 'mean_fc')} (test subjects {t['empirical_mean_fc']:.3f}, training "
         f"{train['empirical_mean_fc']:.3f}){_fcd(t, t_sd)}; training subjects: FC r "
-        f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}.\n"
+        f"{_pm(train, train_sd, 'fc_r')}{_fcd(train, train_sd)}"
+        + (f" (FCD not scored: {runs['fcd_skipped']})" if runs.get("fcd_skipped") else "")
+        + ".\n"
     )
 
 
