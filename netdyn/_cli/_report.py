@@ -217,12 +217,19 @@ def cautions(result: dict) -> list[str]:
 
 
 def _parameter_text(name: str, v, map_names: list[str]) -> str:
-    """``name = value``: a scalar, each map's coefficient, or a per-region mean."""
+    """``name = value``: a scalar, each map's coefficient, or a per-region spread (a
+    ``RegionalDeviation``'s deviations with their mean removed, as the model applies
+    them: their raw mean has no effect)."""
     if isinstance(v, float):
         return f"{name} = {v:.4g}"
     if name.endswith(".coefficients") and len(v) == len(map_names):
         return f"{name} = " + ", ".join(f"{c:+.4g} {m}" for c, m in zip(v, map_names))
-    return f"{name} = mean {np.mean(v):.4g}"
+    v = np.asarray(v, dtype=float)
+    if name.endswith(".deviations"):
+        v = v - v.mean()
+        return (f"{name} (mean removed) sd {v.std():.3g}, from {v.min():.3g} to "
+                f"{v.max():.3g}")
+    return f"{name} = mean {v.mean():.4g}, sd {v.std():.3g}"
 
 
 def _pm(values: dict, sd: dict, key: str, digits: int = 3) -> str:

@@ -450,6 +450,7 @@ def render(res: dict, out: Path, folder: Path) -> str:
     add = lines.append
 
     bench = C.command("bench_fit.py", *(["--smoke"] if res["smoke"] else []),
+                      *(["--out", f"benchmarks/{out.name}"] if out.name != "fit.md" else []),
                       *(["--", *res["argv"]] if res["argv"] else []))
     load_text = (f"load average {res['load'][0]:.1f} at the start, "
                  f"{res['load_commands'][0]:.1f} after the two commands, {res['load'][1]:.1f} "
