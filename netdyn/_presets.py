@@ -85,7 +85,7 @@ def rww_ei_fic(
     lengths: ArrayLike,
     *,
     G: float = 0.5,
-    sigma: float = 0.01,
+    sigma: float = 0.001,
     speed: float = _REFERENCE_SPEED,
     target_rate: float = 3.0,
 ) -> Network:

@@ -416,6 +416,20 @@ def test_resume_refuses_changed_settings(finished, args, flag, capsys):
     assert f"--resume: {flag} is" in err
 
 
+def test_resume_reads_the_old_option_names(finished, tmp_path, capsys):
+    # settings.json of a fit made before --train-runs/--test-runs were renamed: the
+    # subjects match, so the only difference named is the one made (--lr).
+    out = tmp_path / "old"
+    shutil.copytree(finished[0], out)
+    saved = json.loads((out / "settings.json").read_text())
+    renamed = {"train_subjects": "train_runs", "test_subjects": "test_runs"}
+    saved["settings"] = {renamed.get(k, k): v for k, v in saved["settings"].items()}
+    assert "train_runs" in saved["settings"] and "test_runs" in saved["settings"]
+    (out / "settings.json").write_text(json.dumps(saved))
+    err = _fail([*TINY, "--steps", "2", "--out", str(out), "--resume", "--lr", "0.02"], capsys)
+    assert "--resume: --lr is" in err
+
+
 def test_interrupt_then_resume(finished, tmp_path, capsys):
     out = tmp_path / "fit"
     # Ctrl-C as the progress line of step 1 is printed.
@@ -764,14 +778,17 @@ def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finishe
         "names": ["coupling.G", "noise.sigma", "x.coefficients[0]", "x.coefficients[1]"],
         "values": [0.47, 1e-3, -0.001, 0.2], "lower": [0.4, None, -0.2, 0.1],
         "upper": [0.55, None, 0.2, 0.3], "constrained": [True, False, True, True],
-        "sloppy": [], "profile": None}
+        "sloppy": [], "profile": None,
+        "unresolved": "not resolved by the fit's loss (4 x 43.2 s per evaluation)"}
     params["maps"] = {"names": ["in-strength", "fc-gradient"], "parameters": ["x"]}
     (run / "params.json").write_text(json.dumps(params))
     assert nd.cli.main(["summary", str(run)]) == 0
     line = capsys.readouterr().out
     assert "x.coefficients[0] (in-strength) -0.001 [-0.2, 0.2] (holds 0" in line
     assert "x.coefficients[1] (fc-gradient) 0.2 [0.1, 0.3].\n" in line
-    assert "noise.sigma 0.001 (not constrained by the data: no interval)" in line
+    # A simulated loss's flat direction is not called a property of the data.
+    assert ("noise.sigma 0.001 (not resolved by the fit's loss (4 x 43.2 s per evaluation): "
+            "no interval)") in line
 
 
 def test_summary_of_a_folder_without_a_finished_fit(tmp_path, capsys):

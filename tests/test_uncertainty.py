@@ -170,6 +170,8 @@ def test_a_flat_parameter_gets_no_interval_and_the_other_a_conditional_one():
                          noise_keys=keys[1:])
     assert out.valid and list(out.constrained) == [True, False]
     assert np.isnan(out.sd[1]) and np.isnan(out.lower[1]) and "b, no interval" in out.note
+    # A loss with noise keys is simulated: its flatness is not the data's.
+    assert out.note.startswith("not resolved by this simulated loss")
     assert out.sd[0] == pytest.approx(0.3, rel=0.1)
 
 

@@ -101,7 +101,13 @@ def _saved_settings(out: Path) -> dict:
             and isinstance(saved.get("resumed", []), list)):
         raise ValueError(f"--resume: {path} cannot be read (it must be a JSON object with "
                          "the object 'settings' and the list 'resumed').")
+    # Folders written before the options were renamed resume under the new names.
+    saved["settings"] = {_RENAMED.get(k, k): v for k, v in saved["settings"].items()}
     return saved
+
+
+# Options renamed since (old settings.json key -> new).
+_RENAMED = {"train_runs": "train_subjects", "test_runs": "test_subjects"}
 
 
 def record_resume(args, out: Path, step: int) -> None:

@@ -85,9 +85,24 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
             out[k] = [None if x is None else in_option_units(args.model, name, x)
                       for x, name in zip(out[k], u.names)]
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
-               runs_left_out=None if leave is None else list(data.train_subjects))
+               runs_left_out=None if leave is None else list(data.train_subjects),
+               unresolved=_unresolved(args, loss_fn))
     out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u.hessian, out)
     return out
+
+
+def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
+    """What a flat or negative curvature of the fit's loss along a parameter means, in
+    words. A simulated loss's curvature is that of a few short noisy simulations: near the
+    bifurcation it can miss what long ones show (a fit of rww's own FC at sigma 0.0022,
+    from 4 x 288 s, kept its start sigma 0.00283 with "no curvature", while 4 x 288 s
+    simulations at the two sigmas differ by FC r 0.16 and mean FC 0.09). So only the
+    analytic loss's flatness is said to be the data's."""
+    if not loss_fn.stochastic:
+        return "not constrained by the analytic FC"
+    return (f"not resolved by the fit's loss ({args.realisations} x "
+            f"{args.duration / 1000:g} s per evaluation): whether the data constrain it "
+            "needs longer simulations, e.g. a grid along it at the held-out check's length")
 
 
 def G_interval(u: dict | None) -> tuple[float, float, float] | None:
@@ -163,7 +178,8 @@ def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
         zero = " (holds 0: no evidence for the map)" if (
             ok and label != name and lo <= 0 <= hi) else ""
         parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
-                     f"{label} {v:.4g} (not constrained by the data: no interval)")
+                     f"{label} {v:.4g} ({u.get('unresolved', 'not constrained')}: no "
+                     "interval)")
     sources = [f"noise over {u['noise_keys']} keys"] if u["noise_keys"] else []
     if u["runs_left_out"]:
         sources.append(f"leaving out each of the {len(u['runs_left_out'])} training subjects")

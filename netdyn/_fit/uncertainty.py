@@ -205,6 +205,10 @@ def uncertainty(
                          "leave_one_out losses to estimate a spread (or None).")
     if not noise_keys and not leave_one_out:
         raise ValueError("uncertainty needs noise_keys, leave_one_out or both.")
+    # Whether the loss is simulated (its own noise); a loss of the user's own is when it
+    # is given noise keys.
+    stochastic = (loss_fn.stochastic if isinstance(loss_fn, AbstractLoss) else
+                  bool(noise_keys))
     loss_fn = smooth(loss_fn)
     leave_one_out = [smooth(fn) for fn in leave_one_out]
     coords = coordinates(model, where, bounds)
@@ -241,7 +245,12 @@ def uncertainty(
         note = (f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
                 f"{describe_direction(v[:, 0], coords.names)}; no interval")
     elif free:
-        note = (f"not constrained by the data (flat or negative curvature): "
+        # A simulated loss's curvature is that of its own short, noisy simulations; only
+        # a deterministic loss's flatness is the data's (or its model's).
+        which = ("not resolved by this simulated loss (flat or negative curvature; longer "
+                 "simulations may still constrain them)" if stochastic else
+                 "not constrained by this loss (flat or negative curvature)")
+        note = (f"{which}: "
                 f"{', '.join(free)}, no interval; the other intervals hold "
                 f"{'it' if len(free) == 1 else 'them'} at the fitted value")
     else:
