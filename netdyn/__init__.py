@@ -40,34 +40,10 @@ from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh as Reduce
 from ._dynamics.sup_hopf import SupHopf as SupHopf
 from ._dynamics.wilson_cowan import WilsonCowan as WilsonCowan
 from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
-from ._fit.bounds import (
-    AbstractTransform as AbstractTransform,
-    Identity as Identity,
-    Interval as Interval,
-    Positive as Positive,
-)
-from ._fit.check_gradient import GradientCheck as GradientCheck, check_gradient as check_gradient
 from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fit import fit as fit
 from ._fit.history import FitHistory as FitHistory
-from ._fit.identifiability import (
-    Identifiability as Identifiability,
-    identifiability as identifiability,
-)
-from ._fit.interrupt import defer_interrupts as defer_interrupts
-from ._fit.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._fit.multistart import fit_multistart as fit_multistart
-from ._fit.profile import (
-    Profile as Profile,
-    local_profile as local_profile,
-    profile as profile,
-)
-from ._fit.resume import saved_steps as saved_steps
-from ._fit.uncertainty import (
-    Uncertainty as Uncertainty,
-    t_quantile as t_quantile,
-    uncertainty as uncertainty,
-)
 from ._functions import logistic as logistic, z_over_one_minus_exp as z_over_one_minus_exp
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
@@ -81,6 +57,24 @@ from ._graph.delay import DelayGraph as DelayGraph
 from ._graph.dense import DenseGraph as DenseGraph
 from ._graph.sparse import SparseGraph as SparseGraph
 from ._graph.sparse_delay import SparseDelayGraph as SparseDelayGraph
+from ._inference.check_gradient import (
+    GradientCheck as GradientCheck,
+    check_gradient as check_gradient,
+)
+from ._inference.identifiability import (
+    Identifiability as Identifiability,
+    identifiability as identifiability,
+)
+from ._inference.profile import (
+    Profile as Profile,
+    local_profile as local_profile,
+    profile as profile,
+)
+from ._inference.uncertainty import (
+    Uncertainty as Uncertainty,
+    t_quantile as t_quantile,
+    uncertainty as uncertainty,
+)
 from ._linear.fixed_point import Drift as Drift
 from ._linear.linear_fc import LinearFc as LinearFc, linear_fc as linear_fc
 from ._linear.lyapunov import (
@@ -138,6 +132,14 @@ from ._parameterisation.connectivity_scaling import (
 from ._parameterisation.feedback_inhibition import FeedbackInhibition as FeedbackInhibition
 from ._parameterisation.map_parameter import MapParameter as MapParameter
 from ._parameterisation.regional_deviation import RegionalDeviation as RegionalDeviation
+from ._parameters.bounds import (
+    AbstractTransform as AbstractTransform,
+    Identity as Identity,
+    Interval as Interval,
+    Positive as Positive,
+)
+from ._persistence.interrupt import defer_interrupts as defer_interrupts
+from ._persistence.resume import saved_steps as saved_steps
 from ._remat._base import AbstractRemat as AbstractRemat
 from ._remat._schedule import (
     checkpoint_blocks as checkpoint_blocks,
@@ -149,6 +151,7 @@ from ._remat.nested import Nested as Nested
 from ._remat.no_remat import NoRemat as NoRemat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
+from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
 from ._simulate.whole_periods import whole_periods as whole_periods

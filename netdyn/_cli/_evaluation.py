@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._fit import interrupt
 from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._observation.runs import runs_fc, score_runs
+from .._persistence import interrupt
 from ._data import FitData
 from ._plan import fcd_samples
 from ._uncertainty import heldout_keys, mean_and_spread

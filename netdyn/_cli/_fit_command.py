@@ -10,16 +10,16 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from .._fit import interrupt
-from .._fit.check_gradient import check_gradient
 from .._fit.errors import FitDivergedError
 from .._fit.fit import fit
-from .._fit.level_search import level_search
+from .._inference.check_gradient import check_gradient
 from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._network import Network
 from .._observation.runs import runs_fc
-from ._atomic import write_json
+from .._persistence import interrupt
+from .._persistence.strict_json import write_json
+from .._search.level_search import level_search
 from ._data import FitData
 from ._evaluation import analytic, evaluate, heldout_check
 from ._model import MODELS, with_G

@@ -8,7 +8,7 @@ import equinox as eqx
 import jax
 
 from .._network import Network
-from ._atomic import read_json_object
+from .._persistence.strict_json import read_json_object
 from ._plan import FitPlan, plan_options
 from ._run_folder import MODEL, SETTINGS
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jax
 
-from .._fit import interrupt
+from .._persistence import interrupt
 from ._fit_command import fit_command
 from ._parser import build_parser
 from ._report import finished_summary
@@ -22,7 +22,7 @@ def _one_line(e: BaseException) -> str:
     return " ".join(text.split())
 
 
-# Said at the first Ctrl-C: the fit stops at its next safe point (see _fit/interrupt.py).
+# Said at the first Ctrl-C: the fit stops at its next safe point (see _persistence/interrupt.py).
 _STOPPING = ("netdyn fit: Ctrl-C: stopping once the current step (or simulation) is done; "
              "the checkpoint keeps every step done (Ctrl-C again, more than "
              f"{interrupt.GRACE:g} s from now, stops sooner and loses the step in "

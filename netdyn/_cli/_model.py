@@ -13,7 +13,6 @@ import optax
 
 from .. import _presets as presets
 from .._fit.backtrack import backtrack
-from .._fit.bounds import AbstractTransform, Interval, Positive
 from .._fit.step import float_dtype
 from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
@@ -23,6 +22,7 @@ from .._parameterisation._base import resolve_parameters
 from .._parameterisation.connectivity_scaling import InputScaling
 from .._parameterisation.map_parameter import MapParameter
 from .._parameterisation.regional_deviation import RegionalDeviation
+from .._parameters.bounds import AbstractTransform, Interval, Positive
 from .._remat._base import AbstractRemat
 from .._remat.multilevel import MultiLevel
 from .._remat.nested import Nested

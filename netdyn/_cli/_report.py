@@ -13,10 +13,10 @@ from pathlib import Path
 import equinox as eqx
 import numpy as np
 
-from .._fit.atomic import write_atomic
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
-from ._atomic import read_json_object, write_figure, write_json, write_matrix
+from .._persistence.atomic import write_atomic, write_figure, write_matrix
+from .._persistence.strict_json import read_json_object, write_json
 from ._model import MODELS, factor, in_option_units
 from ._plot import figure
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
@@ -94,7 +94,7 @@ def _whole(out: Path, names):
 
 def write_history(out: Path, history: FitHistory) -> None:
     """``history.csv`` and ``history.json`` (``FitHistory`` writes both atomically, with
-    the same helper as ``_atomic``), both or neither."""
+    the same helper as ``_persistence/atomic.py``), both or neither."""
     with _whole(out, ("history.csv", "history.json")):
         history.to_csv(out / "history.csv")
         history.to_json(out / "history.json")

@@ -11,9 +11,9 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._fit.atomic import check_writable
-from .._fit.resume import saved_steps
-from ._atomic import read_json_object, write_json
+from .._persistence.atomic import check_writable
+from .._persistence.resume import saved_steps
+from .._persistence.strict_json import read_json_object, write_json
 
 CHECKPOINT = "checkpoint.eqx"
 SETTINGS = "settings.json"

@@ -6,8 +6,8 @@ import time
 import jax
 import numpy as np
 
-from .._fit.profile import local_profile
-from .._fit.uncertainty import uncertainty
+from .._inference.profile import local_profile
+from .._inference.uncertainty import uncertainty
 from .._loss._base import AbstractFcLoss
 from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData

@@ -9,7 +9,7 @@ import os
 import equinox as eqx
 import numpy as np
 
-from .atomic import write_text_atomic
+from .._persistence.atomic import write_text_atomic
 
 
 def _jsonable(a: np.ndarray) -> list:

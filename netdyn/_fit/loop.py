@@ -9,14 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from . import interrupt
+from .._parameters.select import Selection, select
+from .._persistence import interrupt
+from .._persistence.resume import FitCheckpoint
 from .errors import FitDivergedError, diverged_message
 from .history import FitHistory, HistoryRows
 from .options import FitOptions
 from .placement import StartsPlacement
 from .progress import Progress
-from .resume import FitCheckpoint
-from .select import Selection, select
 from .step import FitState, as_float_array, initial_state, step
 
 

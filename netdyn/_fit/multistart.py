@@ -10,12 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .._parameters.select import Selection
 from .errors import FitDivergedError
 from .history import FitHistory
 from .loop import prepare, run
 from .options import FitOptions
 from .placement import StartsPlacement
-from .select import Selection
 from .step import float_dtype
 
 

@@ -12,10 +12,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .._fit.step import split_loss
 from .._loss._base import AbstractLoss
-from .coordinates import Coordinates, coordinates
+from .._parameters.coordinates import Coordinates, coordinates
 from .identifiability import describe_direction, flat_directions, hessian_matrix
-from .step import split_loss
 
 
 class Uncertainty(NamedTuple):

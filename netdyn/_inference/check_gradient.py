@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
-from .step import split_loss
+from .._fit.step import split_loss
 
 
 class GradientCheck(NamedTuple):

@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Key
+from .._fit.step import split_loss
 from .._loss._base import AbstractLoss
-from .coordinates import Coordinates, coordinates
-from .step import split_loss
+from .._parameters.coordinates import Coordinates, coordinates
 
 
 class Identifiability(NamedTuple):

@@ -1,16 +1,14 @@
-"""Every file ``netdyn fit`` writes goes through here: a temporary file in the same
-folder, flushed, then ``os.replace`` over the target (``netdyn._fit.atomic``), so that a
-full disk, a kill or Ctrl-C leaves the previous file or the new one, never a part; and
-the one reader of the JSON files it wrote back (``read_json_object``)."""
+"""Strict JSON files, written atomically (a temporary file in the same folder, flushed,
+then ``os.replace`` over the target: ``atomic.py``), so that a full disk, a kill or
+Ctrl-C leaves the previous file or the new one, never a part; and the one reader of the
+JSON files ``netdyn fit`` wrote back (``read_json_object``)."""
 
 import json
 import math
 import os
 from pathlib import Path
 
-import numpy as np
-
-from .._fit.atomic import write_atomic, write_text_atomic
+from .atomic import write_text_atomic
 
 
 def _strict(x):
@@ -42,13 +40,3 @@ def read_json_object(path: Path, context: str = "", missing: str = "") -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"{context}{path} cannot be read (it is not a JSON object).")
     return data
-
-
-def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
-    """A matrix as comma-separated text, one row a line, full precision."""
-    write_atomic(path, lambda f: np.savetxt(f, np.asarray(matrix), delimiter=","))
-
-
-def write_figure(path: str | os.PathLike, figure, dpi: int = 100) -> None:
-    """A matplotlib ``Figure`` as PNG."""
-    write_atomic(path, lambda f: figure.savefig(f, format="png", dpi=dpi))

@@ -10,10 +10,10 @@ import numpy as np
 import optax
 
 from .._custom_types import Key
-from .coordinates import coordinates
-from .fit import fit
-from .select import select
-from .step import split_loss
+from .._fit.fit import fit
+from .._fit.step import split_loss
+from .._parameters.coordinates import coordinates
+from .._parameters.select import select
 from .uncertainty import constrained, smooth
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+
 
 def temp_path(path: Path) -> Path:
     """The temporary file that this process writes before replacing ``path``."""
@@ -92,3 +94,13 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically (see ``write_atomic``)."""
     write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+
+
+def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
+    """A matrix as comma-separated text, one row a line, full precision."""
+    write_atomic(path, lambda f: np.savetxt(f, np.asarray(matrix), delimiter=","))
+
+
+def write_figure(path: str | os.PathLike, figure, dpi: int = 100) -> None:
+    """A matplotlib ``Figure`` as PNG."""
+    write_atomic(path, lambda f: figure.savefig(f, format="png", dpi=dpi))

@@ -6,10 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._fit.history import FitHistory, HistoryRows
+from .._parameters.select import Selection
 from .atomic import check_writable
 from .checkpoint import read_checkpoint, read_tree, save_checkpoint
-from .history import FitHistory, HistoryRows
-from .select import Selection
 
 # What identifies a fit: a checkpoint resumes only a call that agrees on all of these.
 _SAME_FIT = ("names", "shapes", "transforms", "n_starts", "key", "redraw")

@@ -1,0 +1,1 @@
+"""Statistics of a fitted model: gradient checks, identifiability, uncertainty, profiles."""

@@ -1,0 +1,2 @@
+"""What outlives a process: atomic writes, strict JSON, checkpoints and resuming,
+deferred interrupts."""

@@ -1,0 +1,1 @@
+"""Searches that need no gradient: the level search over one parameter."""
