@@ -10,18 +10,14 @@ deviation over the noise sets of FC r, mean FC and FCD KS, beside the noise ceil
 
     python scripts/benchmarks/bench_fit_heterogeneous.py            # about 40 min, 2 cores
     python scripts/benchmarks/bench_fit_heterogeneous.py --work DIR  # reuse fits in DIR
-    python scripts/benchmarks/bench_fit_heterogeneous.py --quick    # smoke test, minutes
+    python scripts/benchmarks/bench_fit_heterogeneous.py --smoke    # tiny runs, minutes
 """
 
-import argparse
-import contextlib
-import io
-import json
 import tempfile
-import time
 from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -45,18 +41,15 @@ def _fit(name: str, folder: Path, quick: bool) -> dict:
     time (``None`` when read)."""
     argv = ["fit", "--model", "rww-ei-fic", *FITS[name], *(QUICK if quick else []),
             "--out", str(folder), "--overwrite", "--quiet"]
-    start = time.perf_counter()
-    reuse = (folder / "params.json").is_file()
-    if reuse:
+    if (folder / "params.json").is_file():
         print(f"{name}: reusing the fit in {folder}", flush=True)
+        run = {"report": H.loads((folder / "params.json").read_text()), "seconds": None}
     else:
-        with contextlib.redirect_stdout(io.StringIO()):
-            status = nd.cli.main(argv)
-        if status != 0:
-            raise SystemExit(f"netdyn {' '.join(argv)} exited with status {status}")
-    report = json.loads((folder / "params.json").read_text())
-    return {"report": report, "command": "netdyn " + " ".join(argv[:-4]),
-            "seconds": None if reuse else time.perf_counter() - start}
+        run = H.fit_here(argv)
+        if run["status"] != 0:
+            raise SystemExit(f"netdyn {' '.join(argv)} exited with status {run['status']}")
+    return {"report": run["report"], "command": "netdyn " + " ".join(argv[:-4]),
+            "seconds": run["seconds"]}
 
 
 def _network(report: dict, weights: np.ndarray, lengths: np.ndarray) -> nd.Network:
@@ -108,56 +101,50 @@ def _row(name: str, fit: dict, scores: dict) -> str:
             f"{cell('train_mean_fc')} | {seconds} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", type=int, default=5, help="held-out noise sets (default 5)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: tiny runs")
-    parser.add_argument("--work", default=None, metavar="DIR",
-                        help="where the fits' folders go, DIR/homogeneous and "
-                        "DIR/input-gains; a folder with a params.json is reused, not fitted "
-                        "again (default: a new temporary folder)")
-    parser.add_argument("--out", default=str(C.RESULTS / "fit_heterogeneous.md"))
-    args = parser.parse_args()
-    info = C.machine_info()
+def measure(args) -> dict:
+    """Both fits (or the ones in ``--work``), each scored with the held-out noise sets."""
     data = nd.datasets.load("hcp")
     weights = np.asarray(data.weights) / np.max(data.weights)
     work = Path(args.work or tempfile.mkdtemp(prefix="netdyn-bench-"))
     print(f"fits in {work}", flush=True)
-    duration, realisations = (14_400.0, 1) if args.quick else (288_000.0, 4)
-    rows, results = [], {}
+    duration, realisations = (14_400.0, 1) if args.smoke else (288_000.0, 4)
+    keys = 2 if args.smoke else args.keys
+    results = {}
     for name in FITS:
-        fit = _fit(name, work / name.replace(" ", "-"), args.quick)
+        fit = _fit(name, work / name.replace(" ", "-"), args.smoke)
         net = _network(fit["report"], weights, np.asarray(data.lengths))
         heldout = nd.FcLoss(np.asarray(nd.runs_fc(list(data.bold[:4]))),
                             nd.Heun(remat=nd.Uniform(720)),
                             nd.Bold(period=data.tr, variables="S_e"), duration=duration,
                             burn_in=57_600.0, realisations=realisations)
-        scores = _scores(net, heldout, data, 2 if args.quick else args.keys, (83, 3))
-        results[name] = {**fit, "scores": scores}
-        rows.append(_row(name, fit, scores))
-        print(rows[-1], flush=True)
+        results[name] = {**fit, "scores": _scores(net, heldout, data, keys, (83, 3))}
+        print(_row(name, fit, results[name]["scores"]), flush=True)
+    return {"fits": results, "keys": keys, "duration": duration, "realisations": realisations}
+
+
+def render(m: dict) -> str:
+    """The table of both fits' held-out scores."""
+    results = m["fits"]
     homo, het = (results[n]["scores"]["summary"]["test_fc_r"][0] for n in FITS)
-    ceiling = results["homogeneous"]["scores"]["sets"][0]["test"]["ceiling"]
+    first = results["homogeneous"]["scores"]["sets"][0]
     lines = [
         "# Regional heterogeneity, scored on runs and noise the fit never saw",
         "",
         f"Written by `{C.command('bench_fit_heterogeneous.py')}`. Both fits: `netdyn fit "
         "--model rww-ei-fic` (two-population Wong-Wang, feedback inhibition control at 3 "
         "Hz, BOLD of S_e at TR 720 ms, dt 1 ms, exact gradients) on the embedded HCP data, "
-        "fitted on runs 1-4. Each fitted model is simulated with "
-        f"{args.keys if not args.quick else 2} held-out noise sets "
-        f"({realisations} x {duration / 1000:g} s after a 57.6 s burn-in each, keys no fit "
-        "used) and scored against the test runs 5-7 and the training runs 1-4: mean ± "
-        "standard deviation over the sets. FCD: 60 s windows (83 TRs), 2 s steps. Noise "
-        f"ceiling (FC r of the training against the test runs): {ceiling:.3f}.",
+        f"fitted on runs 1-4. Each fitted model is simulated with {m['keys']} held-out noise "
+        f"sets ({m['realisations']} x {m['duration'] / 1000:g} s after a 57.6 s burn-in each, "
+        "keys no fit used) and scored against the test runs 5-7 and the training runs 1-4: "
+        "mean ± standard deviation over the sets. FCD: 60 s windows (83 TRs), 2 s steps. "
+        f"Noise ceiling (FC r of the training against the test runs): "
+        f"{first['test']['ceiling']:.3f}.",
         "",
-        "| fit | test FC r | of ceiling | test mean FC (runs' "
-        f"{results['homogeneous']['scores']['sets'][0]['test']['empirical_mean_fc']:.3f}) | "
-        "test FCD KS | train FC r | train mean FC (runs' "
-        f"{results['homogeneous']['scores']['sets'][0]['train']['empirical_mean_fc']:.3f}) "
-        "| fit s |",
+        f"| fit | test FC r | of ceiling | test mean FC (runs' "
+        f"{first['test']['empirical_mean_fc']:.3f}) | test FCD KS | train FC r | train mean "
+        f"FC (runs' {first['train']['empirical_mean_fc']:.3f}) | fit s |",
         "|---|---|---|---|---|---|---|---|",
-        *rows,
+        *(_row(name, results[name], results[name]["scores"]) for name in FITS),
         "",
         f"Input gains against the homogeneous fit: test-run FC r {het - homo:+.3f}.",
         "",
@@ -165,12 +152,19 @@ def main() -> None:
         "",
         *(f"- {name}: `{results[name]['command']}`" for name in FITS),
         "",
-        *C.machine_section(info),
+        *H.machine(m),
     ]
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=1))
-    print(f"wrote {args.out}")
+    return "\n".join(lines) + "\n"
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--keys", type=int, default=5, help="held-out noise sets (default 5)")
+    p.add_argument("--work", default=None, metavar="DIR",
+                   help="where the fits' folders go, DIR/homogeneous and DIR/input-gains; a "
+                   "folder with a params.json is reused, not fitted again (default: a new "
+                   "temporary folder)")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="fit_heterogeneous", options=options)

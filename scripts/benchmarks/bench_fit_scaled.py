@@ -10,18 +10,15 @@ band lands at G x s equal for every s, and the test-run scores agree within nois
 
     python scripts/benchmarks/bench_fit_scaled.py                  # about 15 min, 2 CPU cores
     python scripts/benchmarks/bench_fit_scaled.py --append --scales 0.5 2   # add rows
-    python scripts/benchmarks/bench_fit_scaled.py --scales 1.06 --extra --steps 2   # smoke
+    python scripts/benchmarks/bench_fit_scaled.py --smoke --scales 1.06 --extra --steps 2
 """
 
 import argparse
-import contextlib
-import io
-import json
 import tempfile
-import time
 from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import numpy as np
 
 import netdyn as nd
@@ -41,19 +38,10 @@ def _run(scale: float | None, extra: list[str], out: Path) -> dict:
     """One ``netdyn fit`` (the embedded dataset when ``scale`` is None); its report."""
     with tempfile.TemporaryDirectory() as tmp:
         data = [] if scale is None else _files(Path(tmp), scale)
-        argv = ["fit", *data, *extra, "--out", str(out), "--overwrite"]
-        printed = io.StringIO()
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(printed):
-            status = nd.cli.main(argv)
-        seconds = time.perf_counter() - start
-    report = json.loads((out / "params.json").read_text()) if status == 0 else None
-    return {"scale": 1.0 if scale is None else scale, "embedded": scale is None,
-            "status": status, "seconds": seconds, "report": report,
-            "command": "netdyn " + " ".join(argv[:1] + (["<files, weights x "
-                                                           f"{scale}>"] if data else [])
-                                            + extra),
-            "summary": printed.getvalue().strip().splitlines()[-4:]}
+        run = H.fit_here(["fit", *data, *extra, "--out", str(out), "--overwrite"])
+    files = [f"<files, weights x {scale}>"] if data else []
+    return {"scale": 1.0 if scale is None else scale, "embedded": scale is None, **run,
+            "command": "netdyn " + " ".join(["fit", *files, *extra])}
 
 
 def _row(r: dict) -> str:
@@ -69,45 +57,36 @@ def _row(r: dict) -> str:
             f"{t.get('fcd_ks', float('nan')):.3f} | {r['seconds']:.0f} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", type=float, nargs="*", default=[0.8, 1.06, 1.25])
-    parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[],
-                        help="options passed to every netdyn fit (after the others)")
-    parser.add_argument("--out", default=str(C.RESULTS / "fit_scaled.md"))
-    parser.add_argument("--append", action="store_true",
-                        help="keep the rows of the last report (its .json), add these scales")
-    args = parser.parse_args()
-    info = C.machine_info()
+def measure(args) -> dict:
+    """Every scale's fit (``--append``: after the rows of the report's saved measurements)."""
     extra = [*args.extra, "--quiet"]
-    old = Path(args.out).with_suffix(".json")
-    rows = json.loads(old.read_text()) if args.append and old.is_file() else []
-    todo = args.scales if rows else [None, *args.scales]
+    old = H.out_path(args, "fit_scaled").with_suffix(".json")
+    rows = H.loads(old.read_text())["rows"] if args.append and old.is_file() else []
     with tempfile.TemporaryDirectory() as tmp:
-        for scale in todo:
+        for scale in args.scales if rows else [None, *args.scales]:
             label = "embedded" if scale is None else f"x{scale:g}"
             rows.append(_run(scale, extra, Path(tmp) / label))
             print(_row(rows[-1]), flush=True)
-    head = ("| weights x | fitted G | G x scale | held-out (train FC): r / mean FC | "
-            "test-run FC r | of ceiling | test mean FC (runs') | test FCD KS | s |\n"
-            "|---|---|---|---|---|---|---|---|---|")
-    base = next((r for r in rows if r["report"] is not None and r["embedded"]), None)
+    return {"extra": args.extra, "append": args.append, "rows": rows}
+
+
+def render(m: dict) -> str:
+    """The table of fits and each scale's gap to the embedded run."""
+    rows = m["rows"]
     lines = [
-        "# The default fit on a rescaled connectome",
-        "",
-        "Written by `python scripts/benchmarks/bench_fit_scaled.py"
-        + (f" {' '.join(args.extra)}" if args.extra else "") + "`"
-        + (" (rows added with `--append --scales ...`)" if args.append else "") + ". "
+        "# The default fit on a rescaled connectome", "",
+        f"Written by `{C.command('bench_fit_scaled.py', *m['extra'])}`"
+        + (" (rows added with `--append --scales ...`)" if m["append"] else "") + ". "
         "Every row is the default `netdyn fit` (fitted on runs 1-4 of the embedded HCP BOLD, "
         "scored on runs 5-7, held-out noise), the first on the embedded dataset, the others "
         "on its connectome with the weights multiplied by the factor, read from CSV/`.npy` "
         "files. Weights x s at G / s is the same network, so `G x scale` should agree and "
-        "the scores should agree within noise.",
-        "",
-        head,
-        *(_row(r) for r in sorted(rows, key=lambda r: (not r["embedded"], r["scale"]))),
-        "",
-    ]
+        "the scores should agree within noise.", "",
+        "| weights x | fitted G | G x scale | held-out (train FC): r / mean FC | "
+        "test-run FC r | of ceiling | test mean FC (runs') | test FCD KS | s |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *(_row(r) for r in sorted(rows, key=lambda r: (not r["embedded"], r["scale"]))), ""]
+    base = next((r for r in rows if r["report"] is not None and r["embedded"]), None)
     if base is not None:
         b = base["report"]["runs"]["test"]["fc_r"]
         level = base["report"]["runs"]["train"]["empirical_mean_fc"]
@@ -115,13 +94,19 @@ def main() -> None:
                  r["report"]["heldout"]["mean_fc"] - level)
                 for r in rows if r["report"] is not None and not r["embedded"]]
         lines += ["Against the embedded run: "
-                  + "; ".join(f"x{s:g}: test FC r {d:+.3f}, held-out mean FC {m:+.3f} from "
-                              "the training runs' level" for s, d, m in gaps) + ".", ""]
-    lines += C.machine_section(info)
-    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))
-    print(f"wrote {args.out}")
+                  + "; ".join(f"x{s:g}: test FC r {d:+.3f}, held-out mean FC {g:+.3f} from "
+                              "the training runs' level" for s, d, g in gaps) + ".", ""]
+    return "\n".join(lines + H.machine(m)) + "\n"
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--scales", type=float, nargs="*", default=[0.8, 1.06, 1.25])
+    p.add_argument("--extra", nargs=argparse.REMAINDER, default=[],
+                   help="options passed to every netdyn fit (after the others)")
+    p.add_argument("--append", action="store_true",
+                   help="keep the rows of the last report (its .json), add these scales")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="fit_scaled", options=options)

@@ -14,40 +14,35 @@ anew (longer, another noise key).
 
     python scripts/benchmarks/bench_heterogeneity.py            # ~65 min on 2 CPU cores
     python scripts/benchmarks/bench_heterogeneity.py --ks 81 --budget 1200
-    python scripts/benchmarks/bench_heterogeneity.py --quick --ks 3 81 --budget 40  # smoke
+    python scripts/benchmarks/bench_heterogeneity.py --smoke --ks 3 81 --budget 40
     python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge
-    python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge \
-        --from-json benchmarks/heterogeneity.json
+    python scripts/benchmarks/bench_heterogeneity.py --from-json benchmarks/heterogeneity.json
     taskset -c 0 python scripts/benchmarks/bench_heterogeneity.py --linear
 
 ``--linear`` measures only the report's "Analytic loss" section (``nd.LinearFcLoss``:
 the analytic FC of the linearised model; the gradient fit until the loss stops falling,
 CMA-ES on the same loss with batched populations, each end point simulated with 3 held-out
 noise sets): about 25 min on one core; ``taskset -c 0`` (one core) is recommended on a
-shared 2-core machine (see the section's machine notes). The rest of the report is kept,
-and a later run without ``--linear`` keeps that section.
+shared 2-core machine (see the section's machine notes). The other measurements in
+heterogeneity.json are kept, and a later run without ``--linear`` keeps that section.
 
 ``--merge`` keeps the results of the other k in the existing heterogeneity.json (same
 settings and budget required) and reports them all; each k's section says when it ran.
-``--from-json PATH`` simulates nothing: it rewrites heterogeneity.md (only) from the results
-saved in PATH; the other options only name, in the report's first line, the command that
-measured them.
 
 The default takes about 65 min on 2 CPU cores: 3 values of k x 2 methods x ``--budget``
 (600 s), plus 7 held-out simulations (288 s x 4 realisations each, a few minutes).
-``--quick``: tiny durations and a 60 s budget, written to a temporary folder unless
+``--smoke``: tiny durations and a 60 s budget, written to a temporary folder unless
 ``--out`` is given. Needs ``cma`` (pycma), a benchmark-only dependency: ``pip install cma``.
 """
 
-import argparse
 import json
 import math
 import os
-import tempfile
 import time
 from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -347,7 +342,7 @@ def k_section(r: dict, start: dict) -> list[str]:
             _row(r["cma"]), ""]
 
 
-def setup_text(args, settings, budget) -> list[str]:
+def setup_text(settings, budget) -> list[str]:
     s = settings
     return [
         "## Setup", "",
@@ -390,15 +385,15 @@ def _and(items) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def report(args, settings, budget, info, end_load, results, start, linear=None) -> str:
-    """The report; ``linear``: the saved analytic section's results (kept as they are)."""
-    options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
-               f"--budget {args.budget:g}" if args.budget is not None else "",
-               "--quick" if args.quick else "", "--merge" if args.merge else ""]
+def report(m: dict) -> str:
+    """The report: each k's section, the setup, the machine, the analytic section."""
+    if "results" not in m:  # only the analytic section measured so far
+        return "\n".join(render_linear(m["linear"], m["linear"]["command"])) + "\n"
+    results, start, smoke = m["results"], m["start"], "--smoke" in m["options"]
     lines = [
         "# Regional heterogeneity: gradient fit against CMA-ES", "",
-        f"Written by `{C.command('bench_heterogeneity.py', *options)}`"
-        + (" (**smoke run**: tiny durations, not a measurement)" if args.quick else "")
+        f"Written by `{C.command('bench_heterogeneity.py', *m['options'])}`"
+        + (" (**smoke run**: tiny durations, not a measurement)" if smoke else "")
         + ". The same loss, parameterisation and wall-clock budget for netdyn's gradient "
         f"fit and CMA-ES, at k = {_and([r['k'] for r in results])} fitted parameters: the best "
         "loss reached against time (`heterogeneity.png`, traces in `heterogeneity.json`) and "
@@ -407,10 +402,10 @@ def report(args, settings, budget, info, end_load, results, start, linear=None) 
     ]
     for r in results:
         lines += k_section(r, start)
-    lines += setup_text(args, settings, budget)
-    lines += C.machine_section(info, end_load)
-    if linear is not None:
-        lines += ["", *render_linear(linear, linear["command"])]
+    lines += setup_text(m["settings"], m["budget"])
+    lines += H.machine(m)
+    if "linear" in m:
+        lines += ["", *render_linear(m["linear"], m["linear"]["command"])]
     return "\n".join(lines) + "\n"
 
 
@@ -428,13 +423,9 @@ def _plain(x):
 
 
 def figure(results, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no figure")
+    """Best loss against time, per k (gradient and CMA-ES)."""
+    plt = H.pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6), squeeze=False)
     for ax, r in zip(axes[0], results, strict=True):
@@ -456,23 +447,11 @@ def _earlier(path: Path, settings: dict, budget: float) -> dict:
     """The results in ``path`` of a run with the same settings and budget (``--merge``)."""
     if not path.is_file():
         raise SystemExit(f"--merge: no earlier results in {path}")
-    earlier = json.loads(path.read_text())
+    earlier = H.loads(path.read_text())
     if earlier["settings"] != settings or earlier["budget"] != budget:
         raise SystemExit(f"--merge: {path} was written with other settings or another "
                          f"budget ({earlier['budget']:g} s); rerun every k instead")
     return earlier
-
-
-def rerender(args) -> None:
-    """``--from-json``: the report of the results saved in ``args.from_json``, written to
-    heterogeneity.md in ``--out`` (benchmarks/); nothing simulated, the .json and .png left
-    as they are."""
-    saved = json.loads(args.from_json.read_text())
-    out = Path(args.out) if args.out else C.RESULTS
-    text = report(args, saved["settings"], saved["budget"], saved["machine"],
-                  saved["load_at_end"], saved["results"], saved["start"], saved.get("linear"))
-    (out / "heterogeneity.md").write_text(text, encoding="utf-8")
-    print(f"wrote {out / 'heterogeneity.md'} from {args.from_json}")
 
 
 # ------------------------------------------------------------------ analytic loss (--linear)
@@ -912,20 +891,15 @@ def render_linear(lin: dict, command: str) -> list[str]:
 def _fit_heterogeneous_reference() -> dict | None:
     path = C.RESULTS / "fit_heterogeneous.json"
     try:
-        return json.loads(path.read_text())["input gains"]["scores"]["summary"]
+        return json.loads(path.read_text())["fits"]["input gains"]["scores"]["summary"]
     except (OSError, KeyError, ValueError):
         return None
 
 
 def linear_figure(lin: dict, path: Path) -> None:
     """Best analytic loss against time, per k (gradient and CMA-ES)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no figure")
+    plt = H.pyplot()
+    if plt is None:
         return
     results = lin["results"]
     fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6),
@@ -946,74 +920,35 @@ def linear_figure(lin: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def run_linear(args, cma) -> None:
-    """``--linear``: measure the analytic section, save it under ``"linear"`` in
-    heterogeneity.json and rewrite the report's section (the rest of the report kept)."""
-    s = LINEAR_QUICK if args.quick else LINEAR_FULL
-    out = Path(args.out if args.out else
-               tempfile.mkdtemp(prefix="heterogeneity_") if args.quick else C.RESULTS)
-    out.mkdir(parents=True, exist_ok=True)
-    data = nd.datasets.load("hcp")
-    lin = measure_linear(data, s, cma, out)
+def measure_linear_section(args, cma, saved: dict) -> dict:
+    """``--linear``: the analytic section measured, the other measurements kept."""
+    s = LINEAR_QUICK if args.smoke else LINEAR_FULL
+    out = H.out_path(args, "heterogeneity")
+    lin = measure_linear(nd.datasets.load("hcp"), s, cma, out.parent)
     cpus = sorted(os.sched_getaffinity(0))
     pinned = f"taskset -c {','.join(map(str, cpus))} " if len(cpus) < os.cpu_count() else ""
     lin["cpus"] = f"{len(cpus)} of {os.cpu_count()}"
     lin["command"] = pinned + C.command("bench_heterogeneity.py", "--linear",
-                                        "--quick" if args.quick else "")
+                                        "--smoke" if args.smoke else "")
     lin["machine"] = C.machine_info()
-    path = out / "heterogeneity.json"
-    saved = json.loads(path.read_text()) if path.is_file() else {}
-    saved["linear"] = _plain(lin)
-    path.write_text(json.dumps(saved, indent=1))
-    write_linear_section(out / "heterogeneity.md", saved["linear"])
-    linear_figure(saved["linear"], out / "heterogeneity_linear.png")
-    print(f"wrote {out / 'heterogeneity.md'} ({LINEAR_MARKER!r} section, .json, "
-          "heterogeneity_linear.png)")
+    return {**saved, "linear": _plain(lin)}
 
 
-def write_linear_section(path: Path, lin: dict) -> None:
-    """The report at ``path`` up to its analytic section, then that section anew."""
-    text = path.read_text() if path.is_file() else ""
-    head = text[:text.index(LINEAR_MARKER)] if LINEAR_MARKER in text else text
-    section = "\n".join(render_linear(lin, lin["command"]))
-    path.write_text(head.rstrip("\n") + "\n\n" + section + "\n", encoding="utf-8")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ks", type=int, nargs="+", default=[3, 10, 81], choices=[3, 10, 81])
-    parser.add_argument("--budget", type=float, default=None,
-                        help="seconds per method and k (default 600; 60 with --quick)")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke test: tiny durations, written to a temporary folder")
-    parser.add_argument("--out", default=None, help="folder of the reports (benchmarks/)")
-    parser.add_argument("--merge", action="store_true",
-                        help="keep the other k's results in the existing heterogeneity.json")
-    parser.add_argument("--linear", action="store_true",
-                        help="only the analytic-loss section (nd.LinearFcLoss): its fits, "
-                        "CMA-ES and held-out simulations; the rest of the report is kept")
-    parser.add_argument("--from-json", type=Path, default=None, metavar="PATH",
-                        help="simulate nothing: rewrite heterogeneity.md from the results "
-                        "saved in PATH (the other options name the measuring command)")
-    args = parser.parse_args()
-    if args.from_json is not None:
-        rerender(args)
-        return
+def measure(args) -> dict:
+    """Both methods at each k and the held-out scores (``--merge``: with the other k's
+    saved results); or, with ``--linear``, the analytic section."""
     try:
         import cma
     except ImportError:
         raise SystemExit("bench_heterogeneity needs CMA-ES: pip install cma") from None
+    path = H.out_path(args, "heterogeneity").with_suffix(".json")
+    saved = H.loads(path.read_text()) if path.is_file() else {}
     if args.linear:
-        run_linear(args, cma)
-        return
-    settings = QUICK if args.quick else FULL
+        return measure_linear_section(args, cma, saved)
+    settings = QUICK if args.smoke else FULL
     budget = settings["budget"] if args.budget is None else args.budget
-    out = Path(args.out if args.out else
-               tempfile.mkdtemp(prefix="heterogeneity_") if args.quick else C.RESULTS)
-    out.mkdir(parents=True, exist_ok=True)
-    info = C.machine_info()
     data = nd.datasets.load("hcp")
-    earlier = _earlier(out / "heterogeneity.json", settings, budget) if args.merge else None
+    earlier = _earlier(path, settings, budget) if args.merge else None
     results = [run_k(k, data, settings, budget, cma) for k in args.ks]
     if earlier is not None:
         old = [r for r in earlier["results"] if r["k"] not in args.ks]
@@ -1024,18 +959,34 @@ def main() -> None:
     else:
         print("held-out simulation of the homogeneous start", flush=True)
         start = start_point(data, settings, results)
-    end_load = C.loadavg()
-    path = out / "heterogeneity.json"
-    linear = json.loads(path.read_text()).get("linear") if path.is_file() else None
-    text = report(args, settings, budget, info, end_load, results, start, linear)
-    (out / "heterogeneity.md").write_text(text, encoding="utf-8")
-    path.write_text(json.dumps(_plain(
-        {"settings": settings, "budget": budget, "machine": info, "load_at_end": end_load,
-         "start": start, "results": results, **({"linear": linear} if linear else {})}),
-        indent=1))
-    figure(results, out / "heterogeneity.png")
-    print(f"wrote {out / 'heterogeneity.md'} (.json, .png)")
+    options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
+               f"--budget {args.budget:g}" if args.budget is not None else "",
+               "--smoke" if args.smoke else "", "--merge" if args.merge else ""]
+    return _plain({"settings": settings, "budget": budget, "options": options, "start": start,
+                   "results": results, **({"linear": saved["linear"]} if "linear" in saved
+                                          else {})})
+
+
+def figures(m: dict, out: Path) -> None:
+    """heterogeneity.png (the k sections) and heterogeneity_linear.png (the analytic one)."""
+    if "results" in m:
+        figure(m["results"], out.with_suffix(".png"))
+    if "linear" in m:
+        linear_figure(m["linear"], out.with_name(out.stem + "_linear.png"))
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--ks", type=int, nargs="+", default=[3, 10, 81], choices=[3, 10, 81])
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds per method and k (default 600; 60 with --smoke)")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the other k's results in the existing heterogeneity.json")
+    p.add_argument("--linear", action="store_true",
+                   help="only the analytic-loss section (nd.LinearFcLoss): its fits, CMA-ES "
+                   "and held-out simulations; the other measurements are kept")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, report, doc=__doc__, name="heterogeneity", options=options,
+           figure=figures)

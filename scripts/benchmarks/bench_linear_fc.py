@@ -13,17 +13,14 @@ gradient.
     nice -n 10 python scripts/benchmarks/bench_linear_fc.py    # ~55 min on 2 cores at load 5-9
     python scripts/benchmarks/bench_linear_fc.py --smoke       # ~2-5 min, written to /tmp
     python scripts/benchmarks/bench_linear_fc.py --add-delays 0.49   # one more delay pair, ~3 min
-    python scripts/benchmarks/bench_linear_fc.py --render      # only the .md from the .json
+    python scripts/benchmarks/bench_linear_fc.py --from-json benchmarks/linear_fc.json
 """
 
-import argparse
 import json
-import os
-import tempfile
 import time
-from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -365,16 +362,19 @@ def _points(rows, spec=".2f"):
                      f"{r['mean_fc_diff']:+.3f})" for r in rows) or "none"
 
 
-def report(args, info, cfg, res, wall, end_load, added=()) -> str:
+def render(m: dict) -> str:
+    """The report of the measurements (and the delay pairs added later)."""
+    cfg, res, wall, added = m["config"], m["results"], m["wall_seconds"], m.get("added", [])
+    smoke = cfg["realisations"] == SMOKE["realisations"]
     B, T = cfg["realisations"], cfg["duration"] / 1000
     burn = cfg["burn_in"]
     ei, rww, hopf, hopf_lin = res["rww-ei-fic"], res["rww"], res["hopf"], res["hopf-linear"]
     lines = [
         "# Analytic FC (`nd.linear_fc`) against simulated FC",
         "",
-        f"Written by `{C.command('bench_linear_fc.py', args.smoke and '--smoke')}` in "
+        f"Written by `{C.command('bench_linear_fc.py', smoke and '--smoke')}` in "
         f"{wall / 60:.1f} min" + (" (**smoke run**: tiny durations, not a measurement)"
-                                  if args.smoke else "") + "".join(
+                                  if smoke else "") + "".join(
             f"; then `{a['command']}` in {a['wall_seconds'] / 60:.1f} min" for a in added)
         + ".",
         "",
@@ -554,7 +554,7 @@ def report(args, info, cfg, res, wall, end_load, added=()) -> str:
         "Raw numbers: `linear_fc.json`.",
     ]
     peaks = [p for p in (res.get("peak_load"), *(a["peak_load"] for a in added)) if p]
-    lines += C.machine_section(info, end_load, peak=max(peaks, default=None))
+    lines += C.machine_section(m["machine"], m["end_load"], peak=max(peaks, default=None))
     return "\n".join(lines) + "\n"
 
 
@@ -582,10 +582,10 @@ def delay_pair(models, cfg, data_fc, net, lin, k, with_) -> dict:
             "analytic_max_diff": float(jnp.max(jnp.abs(lin_flat.fc - lin.fc)))}
 
 
-def add_delays(args, out: Path, couplings) -> None:
+def add_delays(args, couplings) -> dict:
     """Simulate the delay pairs at ``couplings`` (points of the main table, whose runs
     are repeated with the same keys) and add them to the saved results."""
-    saved = json.loads(out.with_suffix(".json").read_text())
+    saved = H.loads(H.out_path(args, "linear_fc").with_suffix(".json").read_text())
     cfg, res = saved["config"], saved["results"]
     t0 = time.perf_counter()
     data = nd.datasets.load("hcp")
@@ -612,8 +612,7 @@ def add_delays(args, out: Path, couplings) -> None:
                                        *(f"{G:g}" for G in couplings)),
                   "wall_seconds": time.perf_counter() - t0, "load_end": C.loadavg(),
                   "peak_load": C.peak_load()})
-    out.with_suffix(".json").write_text(json.dumps(_plain(saved), indent=1))
-    print(f"added to {out.with_suffix('.json')}")
+    return _plain(saved)
 
 
 def _plain(x):
@@ -627,37 +626,12 @@ def _plain(x):
     return x
 
 
-def render(args, out: Path) -> None:
-    saved = json.loads(out.with_suffix(".json").read_text())
-    args.smoke = saved["config"]["realisations"] == SMOKE["realisations"]
-    out.write_text(report(args, saved["machine"], saved["config"], saved["results"],
-                          saved["wall_seconds"], saved["end_load"], saved.get("added", [])),
-                   encoding="utf-8")
-    print(f"wrote {out} from {out.with_suffix('.json')}")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true",
-                        help="one point per model, 2 short realisations, written to a "
-                        "temporary folder")
-    parser.add_argument("--out", default=None, help="the markdown report (and .json beside)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--render", action="store_true",
-                        help="only rewrite the markdown from the .json beside --out")
-    parser.add_argument("--add-delays", type=float, nargs="+", default=None, metavar="G",
-                        help="add the delay comparison at these rww-ei-fic points of a saved "
-                        "run (its runs repeated with the same keys) and rewrite the markdown")
-    args = parser.parse_args()
-    cfg = SMOKE if args.smoke else FULL
-    out = Path(args.out or (os.path.join(tempfile.gettempdir(), "linear_fc_smoke.md")
-                            if args.smoke else C.RESULTS / "linear_fc.md"))
+def measure(args) -> dict:
+    """Every point of every model, the delay pairs and the timings; or, with
+    ``--add-delays``, the saved measurements with those delay pairs added."""
     if args.add_delays:
-        add_delays(args, out, args.add_delays)
-    if args.render or args.add_delays:
-        render(args, out)
-        return
-    info = C.machine_info()
+        return add_delays(args, args.add_delays)
+    cfg = SMOKE if args.smoke else FULL
     wall = time.perf_counter()
     data = nd.datasets.load("hcp")
     data_fc = np.asarray(data.fc, float)
@@ -728,19 +702,19 @@ def main() -> None:
     res["timing"] = timings(models, data, cfg["repeats"])
     print(json.dumps(res["timing"], indent=1), flush=True)
 
-    wall = time.perf_counter() - wall
-    end_load = C.loadavg()
     res["peak_load"] = C.peak_load()
-    text = report(args, info, cfg, res, wall, end_load)
+    return {"config": _plain(cfg), "sigma": SIGMA, "hopf_linear_sigma": HOPF_LINEAR_SIGMA,
+            "seed": args.seed, "wall_seconds": time.perf_counter() - wall,
+            "results": _plain(res)}
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(
-        {"config": _plain(cfg), "sigma": SIGMA, "hopf_linear_sigma": HOPF_LINEAR_SIGMA,
-         "seed": args.seed, "machine": info, "wall_seconds": wall, "end_load": end_load,
-         "results": _plain(res)}, indent=1))
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out} (and .json)")
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--add-delays", type=float, nargs="+", default=None, metavar="G",
+                   help="add the delay comparison at these rww-ei-fic points of a saved run "
+                   "(its runs repeated with the same keys) and rewrite the report")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="linear_fc", options=options)

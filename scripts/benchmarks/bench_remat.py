@@ -18,7 +18,9 @@ ratios and |Δgrad/grad| are against ``None@balloon``.
 
     python scripts/benchmarks/bench_remat.py                      # 60 s, every strategy
     python scripts/benchmarks/bench_remat.py --compare tvboptim   # + tvboptim 0.4 in the same run
-    python scripts/benchmarks/bench_remat.py --quick --no-write   # smoke test (6 s, few strategies)
+    python scripts/benchmarks/bench_remat.py --smoke              # 6 s, few strategies
+    python scripts/benchmarks/bench_remat.py --hour               # the one-hour section
+    python scripts/benchmarks/bench_remat.py --hour --remat "MultiLevel(16)" --seconds 120
 
 For every configuration it measures, in this process, the steady-state forward and
 gradient (``jax.value_and_grad``) time of compiled calls, interleaved between the
@@ -29,41 +31,40 @@ gradient (``memory_analysis().temp_size_in_bytes``), the peak RSS of that proces
 the gradient. Writes them as tables to ``benchmarks/remat.md``, the rows to
 ``benchmarks/remat.json`` and a figure to ``benchmarks/remat.png`` (with matplotlib).
 Shared machines are noisy: compare ratios measured in the same run.
+
+``--hour``: the report's last section instead, d loss / d G through one hour of model time
+(``--seconds``, default 3600) under a memory-bounded strategy (``--remat``, default
+``Auto(64MB)``). It compiles (without running) the gradient under several strategies in
+this process for XLA's temporary memory of each (for ``None``: what the run would need
+without checkpointing); then a fresh process compiles the gradient under ``--remat``, runs
+it once (and the forward once, unless ``--no-forward``) and reports the wall times, the
+compiled temporary memory and its peak RSS. The other section's measurements are kept.
 """
 
 import argparse
-import json
+import contextlib
+import io
 import math
-import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import jax
 
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import (  # noqa: E402
-    DT,
-    GAMMA,
-    PERIOD,
-    SIGMA,
-    SKIP,
-    SPEED,
-    G,
-    load_data,
-    loadavg,
-    machine_info,
-    maxrss_bytes,
-    mb,
-)
+from _common import DT, GAMMA, PERIOD, SIGMA, SKIP, SPEED, G, load_data, maxrss_bytes, mb  # noqa: E402,I001
 
-HOUR_MARKER = "<!-- one-hour run: appended by scripts/benchmarks/bench_remat_hour.py -->"
+HOUR_MARKER = "<!-- one-hour run: written by scripts/benchmarks/bench_remat.py --hour -->"
+HOUR_REMAT = "Auto(64MB)"
+HOUR_COMPILE_ONLY = ["None", "Uniform(1000)", "Uniform(2000)", "Nested(1000,60000)",
+                     "MultiLevel(16)", "MultiLevel(8)"]
 
 # Block sizes around sqrt(60000) = 245. Sizes below the BOLD period (1000 steps) are
 # balanced within a period (245 -> 200), sizes above it are rounded to whole periods; 150,
@@ -254,9 +255,6 @@ def effective_blocks(label, n_steps):
 
 def measure_one(label, seconds, path):
     """Fresh-process figures of one configuration, written as JSON to ``path``."""
-    import contextlib
-    import io
-
     data = load_data()
     rss_setup = maxrss_bytes()
     t = time.perf_counter()
@@ -319,8 +317,7 @@ def measure_one(label, seconds, path):
         "bold_sha1": bold_sha1,
         **exact,
     }
-    with open(path, "w") as f:
-        json.dump(result, f)
+    path.write_text(H.dumps(result))
 
 
 def describe(strategy) -> str:
@@ -337,25 +334,15 @@ def describe(strategy) -> str:
 
 
 def fresh_process(label, seconds, cache):
-    """Run ``--one label`` in a subprocess; its JSON result (or an error)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "one.json")
-        cmd = [sys.executable, os.path.abspath(__file__), "--one", label, "--json", path,
-               "--seconds", repr(seconds), "--cache", cache]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0 or not os.path.exists(path):
-            tail = (proc.stderr or proc.stdout)[-2000:]
-            print(f"  {label}: subprocess failed (rc {proc.returncode})\n{tail}", flush=True)
-            return {"label": label, "error": tail.strip().splitlines()[-1] if tail else "?"}
-        with open(path) as f:
-            return json.load(f)
+    """``measure_one(label)`` in a fresh process: its JSON result (or an error)."""
+    res = H.run_script(__file__, ["--one", label, "--seconds", repr(seconds), "--cache", cache])
+    if "error" in res:
+        print(f"  {label}: the fresh process failed: {res['error']}", flush=True)
+    return {"label": label, **res} if "error" in res else res
 
 
 def interleaved_times(labels, data, seconds, repeats):
     """Forward and gradient seconds per configuration, interleaved (``C.interleaved``)."""
-    import contextlib
-    import io
-
     G0 = jnp.asarray(G)
     cases = {}
     for label in labels:
@@ -458,22 +445,25 @@ def counterpart_table(rows):
     return out
 
 
-def write_report(path, args, info, data_desc, rows, n_steps, end_load):
+def render_main(m) -> list[str]:
+    """The report's lines before the one-hour section."""
+    a, rows, seconds = m["args"], m["rows"], m["seconds"]
+    n_steps = round(seconds * 1000.0 / DT)
     out = ["# Remat benchmark: gradient of the reference workload", ""]
     out.append(
         "Generated by `"
         + C.command(
             "bench_remat.py",
-            args.quick and "--quick",
-            not args.quick and args.seconds != 60.0 and f"--seconds {args.seconds:g}",
-            args.repeats != (2 if args.quick else 3) and f"--repeats {args.repeats}",
-            args.compare and "--compare tvboptim",
+            a["quick"] and "--smoke",
+            not a["quick"] and seconds != 60.0 and f"--seconds {seconds:g}",
+            a["repeats"] != (2 if a["quick"] else 3) and f"--repeats {a['repeats']}",
+            a["compare"] and "--compare tvboptim",
         )
         + f"`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3), "
-        f"{data_desc} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
+        f"{m['data']} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
         f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
-        f"dt = {DT:g} ms, {args.seconds:g} s ({n_steps} steps), BOLD at TR = {PERIOD:g} ms "
-        f"computed inside the loop, FC of the BOLD after skipping {skip_samples(args.seconds)} "
+        f"dt = {DT:g} ms, {seconds:g} s ({n_steps} steps), BOLD at TR = {PERIOD:g} ms "
+        f"computed inside the loop, FC of the BOLD after skipping {skip_samples(seconds)} "
         "samples, loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to "
         "G; float64. BOLD model: the hemodynamic-response-kernel BOLD of TVB (tvboptim's "
         f"`HRFBold(period={PERIOD:g}, downsample_period={DT:g})`; netdyn's "
@@ -481,12 +471,12 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
         f"`@balloon` use netdyn's Balloon-Windkessel `nd.Bold(period={PERIOD:g})` instead "
         "(one RK4 step of the hemodynamic ODE per simulation step)."
     )
-    out += C.machine_section(info, end_load)
+    out += H.machine(m)
     out += [
         "",
         "## Results",
         "",
-        f"- *forward s*, *gradient s*: best of {args.repeats} compiled calls of `jax.jit(loss)` "
+        f"- *forward s*, *gradient s*: best of {a['repeats']} compiled calls of `jax.jit(loss)` "
         "and `jax.jit(jax.value_and_grad(loss))`, interleaved between all configurations in "
         "random order, in one process (the first call of each included).",
         "- *vs None*: ratio to the no-checkpoint row of the same tool and BOLD model (`None`, "
@@ -523,23 +513,20 @@ def write_report(path, args, info, data_desc, rows, n_steps, end_load):
             "",
             *counterparts,
         ]
-    out += ["", "![remat benchmark](remat.png)"]
-    C.write_report(path, out, HOUR_MARKER)
+    return [*out, "", "![remat benchmark](remat.png)"]
 
 
 def uniform_k(r):
     return int(split_label(r["label"])[0][len("Uniform(") : -1])
 
 
-def plot(path, rows, n_steps):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no figure (pip install 'netdyn[plot]')")
+def plot(m, out):
+    """``remat.png`` beside the report: time and memory per strategy."""
+    plt = H.pyplot()
+    if plt is None or "rows" not in m:
         return
+    rows, n_steps = m["rows"], round(m["seconds"] * 1000.0 / DT)
+    path = out.with_suffix(".png")
     ok = [r for r in rows if "error" not in r]
     by = {r["label"]: r for r in ok}
     uni = sorted((r for r in ok if r["label"].startswith("Uniform(")
@@ -580,97 +567,221 @@ def plot(path, rows, n_steps):
     print(f"wrote {path}")
 
 
+# -------------------------------------------------------------------- one hour (--hour)
+
+
+def run_hour(label, seconds, forward, path):
+    """The fresh process of ``--hour``: compile, run, write JSON to ``path``."""
+    t_start = time.perf_counter()
+    data = load_data()
+    rss_setup = maxrss_bytes()
+    t = time.perf_counter()
+    remat, chosen = resolve_remat(label, data, seconds)
+    choose_s = time.perf_counter() - t
+    loss = make_loss(label, data, seconds, remat)
+    G0 = jnp.asarray(G)
+    grad, compile_grad = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
+    mem = grad.memory_analysis()
+    rss_compiled = maxrss_bytes()
+    t = time.perf_counter()
+    value, g = jax.block_until_ready(grad(G0))
+    result = {"label": label, "auto_choice": chosen, "choose_s": choose_s, "seconds": seconds,
+              "n_steps": round(seconds * 1000.0 / DT), "compile_grad_s": compile_grad,
+              "grad_s": time.perf_counter() - t, "temp_bytes": int(mem.temp_size_in_bytes),
+              "argument_bytes": int(mem.argument_size_in_bytes),
+              "output_bytes": int(mem.output_size_in_bytes), "rss_setup": rss_setup,
+              "rss_compiled": rss_compiled, "rss_after_grad": maxrss_bytes(),
+              "loss": float(value), "grad": float(g)}
+    if forward:
+        fwd, result["compile_fwd_s"] = C.compile_timed(jax.jit(loss), G0)
+        t = time.perf_counter()
+        result["loss_fwd"] = float(jax.block_until_ready(fwd(G0)))
+        result["fwd_s"] = time.perf_counter() - t
+    result["rss_peak"] = maxrss_bytes()
+    result["process_s"] = time.perf_counter() - t_start
+    path.write_text(H.dumps(result))
+
+
+def compiled_temp(label, data, seconds):
+    """XLA's temporary memory of the gradient under ``label`` (compiled, not run), seconds."""
+    loss = make_loss(label, data, seconds)
+    with contextlib.redirect_stdout(io.StringIO()):
+        compiled, t = C.compile_timed(jax.jit(jax.value_and_grad(loss)), jnp.asarray(G))
+    return int(compiled.memory_analysis().temp_size_in_bytes), t
+
+
+def measure_hour(args) -> dict:
+    """The one-hour section's measurements (``--hour``)."""
+    seconds = args.seconds or 3600.0
+    machine = C.machine_info()
+    info = {"date": machine["date"], "cpu": machine["cpu"], "start_load": C.loadavg()}
+    data = load_data()
+    print(f"{seconds:g} s, {args.remat}; load {info['start_load']}", flush=True)
+    t = time.perf_counter()
+    res = H.run_script(__file__, ["--hour-one", args.remat, "--seconds", repr(seconds),
+                                  *(["--no-forward"] if args.no_forward else [])])
+    if "error" in res:
+        raise SystemExit(f"the fresh process failed: {res['error']}")
+    res["subprocess_wall_s"] = time.perf_counter() - t
+    temps = {}
+    for label in HOUR_COMPILE_ONLY if args.compile_only is None else args.compile_only:
+        temps[label] = compiled_temp(label, data, seconds)
+        print(f"  {label}: temp {mb(temps[label][0]):,.2f} MB "
+              f"(compiled in {temps[label][1]:.1f} s)", flush=True)
+    info["end_load"] = C.loadavg()
+    return {"info": info, "seconds": seconds, "remat": args.remat, "data": data[3],
+            "result": res, "compile_only": temps}
+
+
+def duration(seconds):
+    """``"1 hour"``, ``"2 hours"`` or ``"120 s"``."""
+    if seconds % 3600 == 0:
+        hours = round(seconds / 3600)
+        return f"{hours} hour" + ("s" if hours != 1 else "")
+    return f"{seconds:g} s"
+
+
+def render_hour(h) -> list[str]:
+    """The one-hour section's lines."""
+    info, res, seconds = h["info"], h["result"], h["seconds"]
+    n = res["n_steps"]
+    label = res["label"] + (f" → {res['auto_choice']}" if res.get("auto_choice") else "")
+    lines = [
+        HOUR_MARKER, "", f"## {duration(seconds)} of simulated time ({n:,} steps)", "",
+        "Generated by `"
+        + C.command("bench_remat.py", "--hour", seconds != 3600 and f"--seconds {seconds:g}",
+                    h["remat"] != HOUR_REMAT and f"--remat {h['remat']}")
+        + f"` on {info['date']} ({info['cpu']}; load average {info['start_load']} at start, "
+        f"{info['end_load']} at end). The reference workload of the table above ({h['data']}, "
+        f"HRF-kernel BOLD at TR = {PERIOD:g} ms, FC after {skip_samples(seconds)} "
+        f"samples, RMSE, d/dG) for {seconds:g} s of model time. One fresh process "
+        "compiles `jax.jit(jax.value_and_grad(loss))`, runs it once"
+        + (", then compiles and runs the forward once" if "fwd_s" in res else "")
+        + "; wall times of single calls (not best-of), on a shared machine.", "",
+        *H.table(("strategy", "gradient s", "forward s", "grad / fwd", "µs per step (gradient)",
+                  "compile s", "temp MB", "peak RSS MB", "RSS after compile MB", "loss",
+                  "dloss/dG"), [(
+            label, f"{res['grad_s']:.1f}",
+            *((f"{res['fwd_s']:.1f}", f"{res['grad_s'] / res['fwd_s']:.2f}") if "fwd_s" in res
+              else ("—", "—")),
+            f"{res['grad_s'] / n * 1e6:.1f}", f"{res['compile_grad_s']:.1f}",
+            f"{mb(res['temp_bytes']):.2f}", f"{mb(res['rss_peak']):.0f}",
+            f"{mb(res['rss_compiled']):.0f}", f"{res['loss']:.16f}", f"{res['grad']:.16e}")]),
+        "",
+        f"Gradient: {res['grad_s'] / 60:.1f} min, peak RSS {mb(res['rss_peak']):.0f} MB "
+        f"(of which {mb(res['rss_setup']):.0f} MB after importing JAX, netdyn and the data)"
+        + (", forward loss equal to the gradient call's, bit for bit."
+           if res.get("loss_fwd") == res["loss"] else ".")
+        + (f" {res['auto_choice']}: the strategy `Auto` chose, with the time loop's own "
+           "temporary memory." if res.get("auto_choice") else ""), "",
+        f"Compiled temporary memory of the same gradient over {seconds:g} s under other "
+        "strategies (compiled in the parent process, not run):", "",
+        *H.table(("strategy", "blocks", "temp MB", "compile s"), [
+            (lab, effective_blocks(lab, n), f"{mb(temp):,.2f}", f"{t:.1f}")
+            for lab, (temp, t) in h["compile_only"].items()])]
+    return lines
+
+
 # ------------------------------------------------------------------------------ main
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=None, help="model time (s); 60")
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="timed calls per config; 3 (--quick: 2)")
-    parser.add_argument("--quick", action="store_true", help="6 s, fewer configurations")
-    parser.add_argument("--compare", choices=["tvboptim"], default=None)
-    parser.add_argument("--configs", nargs="+", default=None, help="override the list")
-    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--json", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--from-json", default=None,
-                        help="rewrite the report and figure from a saved remat.json")
-    parser.add_argument(
-        "--cache", default=None,
-        help="JAX persistent compilation cache shared by the subprocesses (default: a new "
-        "temporary directory per run, so that every fresh process compiles; '' disables)",
-    )
-    parser.add_argument("--out", default=str(C.RESULTS / "remat.md"))
-    parser.add_argument("--png", default=str(C.RESULTS / "remat.png"))
-    args = parser.parse_args()
-    if args.seconds is None:
-        args.seconds = 6.0 if args.quick else 60.0
-    if args.repeats is None:
-        args.repeats = 2 if args.quick else 3
-
+def measure(args) -> dict:
+    """Every configuration's fresh process and interleaved times; or, with ``--hour``, the
+    one-hour section (the other measurements kept from the saved ``.json``)."""
+    saved = H.out_path(args, "remat").with_suffix(".json")
+    if args.hour:
+        return {**H.loads(saved.read_text()), "hour": measure_hour(args)}
+    seconds = args.seconds or (6.0 if args.smoke else 60.0)
+    repeats = args.repeats or (2 if args.smoke else 3)
     own_cache = None
-    if args.cache is None and args.one is None:
+    if args.cache is None:
         own_cache = tempfile.TemporaryDirectory(prefix="netdyn_bench_remat_")
         args.cache = own_cache.name
     if args.cache:
         # The fresh processes compile each configuration first; the timing process then
         # reads the executables back instead of compiling them again.
-        jax.config.update("jax_compilation_cache_dir", args.cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    if args.one is not None:
-        measure_one(args.one, args.seconds, args.json)
-        return
-    if args.from_json:
-        with open(args.from_json) as f:
-            saved = json.load(f)
-        rows, args.seconds = saved["rows"], saved["seconds"]
-        vars(args).update(saved.get("args", {}))
-        n_steps = round(args.seconds * 1000.0 / DT)
-        write_report(args.out, args, saved["info"], load_data()[3], rows, n_steps,
-                     saved["end_load"])
-        plot(args.png, rows, n_steps)
-        return
-
-    info = machine_info()
+        use_cache(args.cache)
     data = load_data()
-    n_steps = round(args.seconds * 1000.0 / DT)
-    labels = list(args.configs or (QUICK_CONFIGS if args.quick else FULL_CONFIGS))
+    n_steps = round(seconds * 1000.0 / DT)
+    labels = list(args.configs or (QUICK_CONFIGS if args.smoke else FULL_CONFIGS))
     if args.compare == "tvboptim":
         labels += TVBO_CONFIGS
-    print(f"{len(labels)} configurations, {n_steps} steps; load {info['load average at start']}")
-
+    print(f"{len(labels)} configurations, {n_steps} steps; load {C.loadavg()}")
     memory = {}
     print("fresh process per configuration (memory, loss, gradient):", flush=True)
     for label in labels:
-        res = fresh_process(label, args.seconds, args.cache)
+        res = fresh_process(label, seconds, args.cache)
         if "error" not in res:
             res["grad_value"] = res.pop("grad")
-            print(
-                f"  {label}: temp {mb(res['temp_bytes']):.2f} MB, peak RSS "
-                f"{mb(res['rss_peak']):.0f} MB, loss {res['loss']:.10f}, grad "
-                f"{res['grad_value']:.12e}" + (f" [{res['auto_choice']}]"
-                                                if res["auto_choice"] else ""),
-                flush=True,
-            )
+            print(f"  {label}: temp {mb(res['temp_bytes']):.2f} MB, peak RSS "
+                  f"{mb(res['rss_peak']):.0f} MB, loss {res['loss']:.10f}, grad "
+                  f"{res['grad_value']:.12e}"
+                  + (f" [{res['auto_choice']}]" if res["auto_choice"] else ""), flush=True)
         memory[label] = res
     timed = [label for label in labels if "error" not in memory[label]]
     print("interleaved timing:", flush=True)
-    times = interleaved_times(timed, data, args.seconds, args.repeats)
-    rows = build_rows(labels, times, memory, n_steps)
-    end_load = loadavg()
-    if args.no_write:
-        print("\n".join(results_table(rows) + [""] + counterpart_table(rows)))
-        return
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"info": info, "end_load": end_load, "seconds": args.seconds,
-                   "args": {"quick": args.quick, "repeats": args.repeats,
-                            "compare": args.compare}, "rows": rows}, f, indent=1)
-    write_report(args.out, args, info, data[3], rows, n_steps, end_load)
-    plot(args.png, rows, n_steps)
+    times = interleaved_times(timed, data, seconds, repeats)
+    old = H.loads(saved.read_text()) if saved.is_file() else {}
+    return {"seconds": seconds, "data": data[3], "rows": build_rows(labels, times, memory, n_steps),
+            "args": {"quick": args.smoke, "repeats": repeats, "compare": args.compare},
+            **({"hour": old["hour"]} if "hour" in old else {})}
+
+
+def render(m) -> str:
+    """The report: the strategies' tables, then the one-hour section."""
+    lines = render_main(m)
+    if "hour" in m:
+        lines += ["", *render_hour(m["hour"])]
+    return "\n".join(lines) + "\n"
+
+
+def use_cache(folder: str) -> None:
+    """JAX's persistent compilation cache in ``folder``, every program kept."""
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--seconds", type=float, default=None,
+                   help="model time (s); 60 (--smoke: 6; --hour: 3600)")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="timed calls per config; 3 (--smoke: 2)")
+    p.add_argument("--compare", choices=["tvboptim"], default=None)
+    p.add_argument("--configs", nargs="+", default=None, help="override the list")
+    p.add_argument("--cache", default=None,
+                   help="JAX persistent compilation cache shared by the fresh processes "
+                   "(default: a new temporary directory per run, so that every fresh process "
+                   "compiles; '' disables)")
+    p.add_argument("--hour", action="store_true",
+                   help="measure the one-hour section only (the rest kept from the .json)")
+    p.add_argument("--remat", default=HOUR_REMAT, help=f"--hour's strategy ({HOUR_REMAT})")
+    p.add_argument("--no-forward", action="store_true", help="--hour: skip the forward call")
+    p.add_argument("--compile-only", nargs="*", default=None,
+                   help=f"--hour: strategies compiled for their memory ({HOUR_COMPILE_ONLY})")
+
+
+def child(argv) -> None:
+    """A fresh process of ``fresh_process`` (``--one``) or ``measure_hour`` (``--hour-one``)."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--one")
+    p.add_argument("--hour-one")
+    p.add_argument("--seconds", type=float)
+    p.add_argument("--cache", default="")
+    p.add_argument("--no-forward", action="store_true")
+    p.add_argument("--json", type=Path)
+    a = p.parse_args(argv)
+    if a.cache:
+        use_cache(a.cache)
+    if a.one is not None:
+        measure_one(a.one, a.seconds, a.json)
+    else:
+        run_hour(a.hour_one, a.seconds, not a.no_forward, a.json)
 
 
 if __name__ == "__main__":
-    main()
+    if {"--one", "--hour-one"} & set(sys.argv):
+        child(sys.argv[1:])
+    else:
+        H.main(measure, render, doc=__doc__, name="remat", options=options, figure=plot)

@@ -8,19 +8,22 @@ loss (which the library squares) and on ``AsIs(loss)`` (expanded as the root); a
 another noise key measures the noise part. Also ``nd.check_gradient`` on the first data set
 and ``nd.identifiability``'s Hessian at the first fit against central differences.
 
+``--metric`` other than ``rmse`` (``netdyn fit``'s ``1-r+huber``): the same problem with that
+``nd.FcLoss`` metric, the library's interval only, written to benchmarks/uncertainty_loss.md:
+how often the intervals hold G* at several levels, the reported sd against the spread.
+
     python scripts/benchmarks/bench_uncertainty.py                   # ~15 min, 1-2 CPU cores
-    python scripts/benchmarks/bench_uncertainty.py --reps 2 --diagnose 1 --no-write  # smoke
+    python scripts/benchmarks/bench_uncertainty.py --metric 1-r+huber  # ~12 min, 1 core
+    python scripts/benchmarks/bench_uncertainty.py --smoke            # 2 data sets
     python scripts/benchmarks/bench_uncertainty.py --from-json benchmarks/uncertainty.json
 """
 
-import argparse
-import json
 import math
 import statistics
 import time
-from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -76,9 +79,9 @@ def network(w, lengths, G):
                       noise=nd.AdditiveNoise(sigma=SIGMA))
 
 
-def fc_loss(target, realisations=REALISATIONS):
+def fc_loss(target, realisations=REALISATIONS, metric="rmse"):
     return nd.FcLoss(target, nd.Heun(), nd.TemporalAverage(period=PERIOD), duration=DURATION,
-                     dt=DT, burn_in=BURN_IN, realisations=realisations, metric="rmse")
+                     dt=DT, burn_in=BURN_IN, realisations=realisations, metric=metric)
 
 
 def streams(seed: int, rep: int) -> dict:
@@ -292,10 +295,10 @@ def _table(title: str, header: tuple, rows: list) -> list[str]:
             *(f"| {' | '.join(map(str, r))} |" for r in rows), ""]
 
 
-def report(data: dict, source: str | None = None) -> str:
-    """The markdown of a run from the JSON it saved (``source``: that JSON's path, when the
-    markdown is rewritten from it). Cells: templates filled from the settings, the summary
-    (a variant's own in its column) and a few figures derived here."""
+def report(data: dict) -> str:
+    """The markdown of a run with ``rmse`` from its measurements. Cells: templates filled
+    from the settings, the summary (a variant's own in its column) and a few figures derived
+    here."""
     p, s, hess = data["settings"], data["summary"], data["hessian_check"]
     M, g, gamma = s["M"], p["G_TRUE"], p["GAMMA"]
     w, lengths, labels = connectome(p["NODES"])
@@ -322,7 +325,7 @@ def report(data: dict, source: str | None = None) -> str:
     lines = [
         "# Coverage of `nd.uncertainty`'s intervals for a known G*", "",
         f"`{C.command('bench_uncertainty.py', *argv)}`: {data['wall_seconds'] / 60:.1f} min wall "
-        "time" + (f"; markdown rewritten from `{source}` by `--from-json`." if source else "."),
+        "time.",
         "",
         *_table("Settings", ("setting", "value"), [
             one("model", "`nd.LinearDynamics`, `nd.DelayedLinear(G)`, `nd.AdditiveNoise`"),
@@ -402,16 +405,103 @@ def report(data: dict, source: str | None = None) -> str:
              *(f"{100 * x['uncertainty'] / x['fit']:.0f} %" for x in (sec, first)))]),
         "Raw numbers per repetition: `uncertainty.json`.",
     ]
-    end_load = data.get("end_load") or "not recorded in the JSON"
-    return "\n".join(lines + C.machine_section(data["machine"], end_load,
-                                                data.get("max_load"))) + "\n"
+    return "\n".join(lines + H.machine(data)) + "\n"
 
 
-def run(args) -> str:
-    """Simulate, fit, summarise: the run's JSON text."""
-    info, wall = C.machine_info(), time.perf_counter()
+# ------------------------------------------- another metric: the library's interval alone
+
+
+def loss_repetition(rep: int, seed: int, truth, simulate_runs, metric: str) -> dict:
+    """One data set with ``metric``: simulate, fit, ``nd.uncertainty`` (each timed)."""
+    key = streams(seed, rep)
+    runs = list(np.asarray(simulate_runs(truth, key["data"])))
+    loss = fc_loss(nd.runs_fc(runs), metric=metric)
+    start = eqx.tree_at(WHERE, truth, jnp.asarray(START * G_TRUE))
+    t = time.perf_counter()
+    fitted, G, value, grad = _fit(loss, start, key["fit"], OPT, STEPS)
+    t_fit = time.perf_counter() - t
+    leave = [loss.replace(target=nd.runs_fc(runs[:r] + runs[r + 1:])) for r in range(RUNS)]
+    t = time.perf_counter()
+    u = nd.uncertainty(loss, fitted, WHERE, key=key["fit"], noise_keys=key["noise"],
+                       leave_one_out=leave, level=LEVEL)
+    return {"rep": rep, "G": G, "loss": value, "grad": grad, **_plain(u),
+            "seconds": {"fit": t_fit, "uncertainty": time.perf_counter() - t}}
+
+
+def loss_summary(rows: list[dict]) -> dict:
+    """Coverage at each of ``LEVELS`` and the reported sd against the fitted G's spread."""
+    M = len(rows)
+    G = np.array([r["G"] for r in rows])
+    sd, dof = np.array([r["sd"] for r in rows]), np.array([r["dof"] for r in rows])
+    levels = {}
+    for level in LEVELS:
+        q = np.array([nd.t_quantile((1 + level) / 2, d) for d in dof])
+        hits = int(np.sum(np.abs(G - G_TRUE) <= q * sd))
+        levels[str(level)] = {"hits": hits, "coverage": hits / M, "ci": wilson(hits, M)}
+    spread = float(np.std(G, ddof=1))
+    return {"reps": M, "valid": int(sum(r["valid"] for r in rows)), "levels": levels,
+            "G_mean": float(G.mean()), "G_spread": spread,
+            "sd_rms": float(np.sqrt(np.mean(sd**2))),
+            "sd_over_spread": float(np.sqrt(np.mean(sd**2))) / spread,
+            "noise_sd_rms": float(np.sqrt(np.mean([r["noise_sd"] ** 2 for r in rows]))),
+            "data_sd_rms": float(np.sqrt(np.mean([r["data_sd"] ** 2 for r in rows]))),
+            "max_grad": float(np.max(np.abs([r["grad"] for r in rows]))),
+            # how far each kept point is from the minimum, in reported sds
+            "newton_over_sd_max": float(np.max([abs(r["grad"] / r["hessian"]) / r["sd"]
+                                                for r in rows])),
+            "seconds_fit": float(np.mean([r["seconds"]["fit"] for r in rows])),
+            "seconds_uncertainty": float(np.mean([r["seconds"]["uncertainty"] for r in rows]))}
+
+
+def loss_report(m: dict) -> str:
+    """The markdown of a run with another metric (benchmarks/uncertainty_loss.md)."""
+    p, s = m["settings"], m["summary"]
+    metric, reps = p["metric"], s["reps"]
+    return "\n".join([
+        f"# Interval coverage with the `{metric}` loss", "",
+        f"Written by `{C.command('bench_uncertainty.py', f'--metric {metric}', f'--reps {reps}')}`"
+        f" in {m['wall_seconds']:.0f} s. The problem of "
+        f"`uncertainty.md` (a noisy linear network on 10 regions, known G* = {G_TRUE}, data "
+        f"sets of {RUNS} runs of {DURATION / 1000:g} s, fit from {START} G*, {NOISE_KEYS} "
+        f"fresh noise keys, each run left out), with `nd.FcLoss(..., metric=\"{metric}\")`.",
+        "",
+        *H.table(("level", "intervals holding G*", "coverage", "95 % CI of the coverage"), [
+            (level, f"{c['hits']}/{reps}", f"{c['coverage']:.3f}",
+             f"[{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]") for level, c in s["levels"].items()]),
+        "",
+        "| | |", "|---|---|", *(f"| {a} | {b} |" for a, b in [
+            ("valid (at a minimum)", f"{s['valid']}/{reps}"),
+            ("fitted G: mean, spread (sd over data sets)",
+             f"{s['G_mean']:.5f}, {s['G_spread']:.5f}"),
+            ("reported sd (rms) / spread",
+             f"{s['sd_rms']:.5f} / {s['G_spread']:.5f} = {s['sd_over_spread']:.2f}"),
+            ("noise part, data part (rms)", f"{s['noise_sd_rms']:.5f}, {s['data_sd_rms']:.5f}"),
+            ("largest gradient at the kept point; its Newton step in reported sds",
+             f"{s['max_grad']:.2e}; {s['newton_over_sd_max']:.2e}"),
+            ("seconds per fit, per `nd.uncertainty`",
+             f"{s['seconds_fit']:.1f}, {s['seconds_uncertainty']:.1f}")]),
+        "", "Raw numbers per repetition: `uncertainty_loss.json`.", *H.machine(m)]) + "\n"
+
+
+# ------------------------------------------------------------------------------ driver
+
+
+def measure(args) -> dict:
+    """Simulate, fit, summarise (``--metric rmse``: both variants, the checks)."""
+    if args.smoke:
+        args.reps, args.diagnose = min(args.reps, 2), min(args.diagnose, 1)
+    wall = time.perf_counter()
     truth = network(*connectome()[:2], G_TRUE)
-    simulate_runs = eqx.filter_jit(fc_loss(np.eye(NODES), RUNS).signals)
+    simulate_runs = eqx.filter_jit(fc_loss(np.eye(NODES), RUNS, args.metric).signals)
+    settings = {"seed": args.seed, "reps": args.reps, "metric": args.metric}
+    if args.metric != "rmse":
+        rows = []
+        for rep in range(args.reps):
+            rows.append(r := loss_repetition(rep, args.seed, truth, simulate_runs, args.metric))
+            print(f"{rep:3d} G {r['G']:.5f} sd {r['sd']:.5f} hit "
+                  f"{r['lower'] <= G_TRUE <= r['upper']:d} (load {C.loadavg()})", flush=True)
+        return {"settings": settings, "wall_seconds": time.perf_counter() - wall,
+                "summary": loss_summary(rows), "repetitions": rows}
     checks = gradient_checks(truth, simulate_runs, args.seed)
     rows = []
     for rep in range(args.reps):
@@ -420,40 +510,29 @@ def run(args) -> str:
               f"{sum(r['seconds'].values()):.1f} s, load {C.loadavg()}", flush=True)
     hess = hessian_check(truth, simulate_runs, args.seed, rows[0]["G"])
     s = summarise(rows)
-    wall = time.perf_counter() - wall
-    settings = {k: globals()[k] for k in (
+    constants = {k: globals()[k] for k in (
         "NODES SPEED GAMMA SIGMA G_TRUE START DT PERIOD DURATION BURN_IN RUNS REALISATIONS "
         "NOISE_KEYS STEPS LR REFIT_STEPS REFIT_LR LEVEL").split()}
-    return json.dumps(
-        {"settings": {**settings, "seed": args.seed, "reps": args.reps,
-                      "diagnose": args.diagnose},
-         "machine": info, "wall_seconds": wall, "end_load": C.loadavg(),
-         "max_load": C.peak_load(), "gradient_checks": checks,
-         "hessian_check": hess, "summary": s, "repetitions": rows}, indent=1)
+    return {"settings": {**constants, **settings, "diagnose": args.diagnose},
+            "wall_seconds": time.perf_counter() - wall, "gradient_checks": checks,
+            "hessian_check": hess, "summary": s, "repetitions": rows}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=REPS, help=f"data sets (default {REPS})")
-    parser.add_argument("--diagnose", type=int, default=DIAGNOSE, help="first data sets with "
-                        f"the Hessian under each fresh key (default {DIAGNOSE})")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(C.RESULTS / "uncertainty.md"))
-    parser.add_argument("--no-write", action="store_true", help="print, write nothing")
-    parser.add_argument("--from-json", metavar="PATH", help="write the markdown from a JSON "
-                        "this script wrote; simulates nothing, writes no JSON")
-    args = parser.parse_args()
-    saved = Path(args.from_json).read_text() if args.from_json else run(args)
-    text = report(json.loads(saved), source=args.from_json)  # the same data either way
-    out = Path(args.out)
-    if args.no_write:
-        print(text)
-        return
-    if not args.from_json:
-        out.with_suffix(".json").write_text(saved)
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}" + ("" if args.from_json else " (and .json)"))
+def render(m: dict) -> str:
+    """The report of either protocol."""
+    return report(m) if m["settings"].get("metric", "rmse") == "rmse" else loss_report(m)
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--reps", type=int, default=REPS, help=f"data sets (default {REPS})")
+    p.add_argument("--diagnose", type=int, default=DIAGNOSE, help="first data sets with "
+                   f"the Hessian under each fresh key (default {DIAGNOSE}; rmse only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--metric", default="rmse", choices=("rmse", "1-r", "1-r+mean", "1-r+huber"),
+                   help="the FcLoss metric (other than rmse: benchmarks/uncertainty_loss.md)")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, options=options,
+           name=lambda a: "uncertainty" if a.metric == "rmse" else "uncertainty_loss")
