@@ -94,3 +94,33 @@ def test_bad_arguments(kwargs, message):
     m = Params(jnp.asarray([0.3, -1.2, 2.0]), jnp.asarray(0.7))
     with pytest.raises(ValueError, match=message):
         nd.check_gradient(_loss, m, lambda p: p.a, **kwargs)
+
+
+def test_bounds_check_the_gradient_in_the_unconstrained_coordinate():
+    # a in (0, 2) through nd.Interval, b > 0 through nd.Positive: theta is u, x = T(u).
+    a0, b0 = np.array([0.3, 1.2, 1.9]), 0.7
+    m = Params(jnp.asarray(a0), jnp.asarray(b0))
+    da, db = np.array([1.0, 0.5, -2.0]), 0.25
+    check = nd.check_gradient(_loss, m, lambda p: (p.a, p.b), step=1e-3,
+                              direction=(jnp.asarray(da), jnp.asarray(db)),
+                              bounds=(nd.Interval(0.0, 2.0), nd.Positive()))
+
+    # Reference: central differences of the loss written in NumPy as a function of u
+    # (the transforms' formulas: a scaled logistic and the softplus), at a small step.
+    ua = np.log(a0 / 2) - np.log1p(-a0 / 2)
+    ub = b0 + np.log(-np.expm1(-b0))
+
+    def loss(t):
+        a = 2.0 / (1.0 + np.exp(-(ua + t * da)))
+        b = np.log1p(np.exp(ub + t * db))
+        return np.sum(np.sin(a) * b) + 0.5 * b**2
+
+    h = 1e-5
+    reference = (loss(h) - loss(-h)) / (2 * h)
+    assert check.gradient == pytest.approx(reference, rel=1e-8)
+    assert check.finite_difference_half == pytest.approx(reference, rel=1e-6)
+    assert check.agree
+    # In the leaves' own units the same direction gives another derivative.
+    plain = nd.check_gradient(_loss, m, lambda p: (p.a, p.b), step=1e-3,
+                              direction=(jnp.asarray(da), jnp.asarray(db)))
+    assert abs(plain.gradient - reference) > 0.1 * abs(reference)

@@ -4,11 +4,11 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal
 
-import equinox as eqx
 import jax.numpy as jnp
 import optax
 
 from .._custom_types import Key
+from .._parameters.fitted import FittedParameters
 from .history import FitHistory
 from .loop import prepare, run
 from .options import FitOptions, OnNonFinite
@@ -133,23 +133,21 @@ def fit(
         checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
         callback=callback, progress=progress,
     )
-    sel = prepare(model, loss_fn, optimizer, where, options)
-    xs, history, _ = run(model, loss_fn, optimizer, sel=sel, batch=None, options=options,
-                         x0=[as_float_array(v) for v in sel.values])
-    fitted = eqx.tree_at(sel.leaf_where, model, tuple(xs))
+    params = prepare(model, loss_fn, optimizer, where, options)
+    xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,
+                         options=options, x0=[as_float_array(v) for v in params.values])
+    fitted = params.set(model, xs)
     if keep == "best":
-        fitted = _best_row(fitted, history, sel)
+        fitted = _best_row(fitted, history, params)
     return fitted, history
 
 
-def _best_row(fitted, history: FitHistory, sel):
+def _best_row(fitted, history: FitHistory, params: FittedParameters):
     """``fitted`` with the parameters of the history row of lowest finite loss."""
     best = history.best_step()
     if best is None:
         return fitted
-    current = sel.leaf_where(fitted)
-    values = tuple(
-        jnp.asarray(history.params[name][best], dtype=jnp.result_type(x))
-        for name, x in zip(sel.names, current)
-    )
-    return eqx.tree_at(sel.leaf_where, fitted, values)
+    current = params.leaf_where(fitted)
+    values = [jnp.asarray(history.params[name][best], dtype=jnp.result_type(x))
+              for name, x in zip(params.names, current)]
+    return params.set(fitted, values)

@@ -3,13 +3,12 @@ checkpoints, and the stop on non-finite values."""
 
 import time
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .._parameters.select import Selection, select
+from .._parameters.fitted import FittedParameters
 from .._persistence import interrupt
 from .._persistence.resume import FitCheckpoint
 from .errors import FitDivergedError, diverged_message
@@ -24,7 +23,7 @@ def _to_host(x) -> np.ndarray:
     return np.asarray(jax.device_get(x))
 
 
-def prepare(model, loss_fn, optimizer, where, options: FitOptions) -> Selection:
+def prepare(model, loss_fn, optimizer, where, options: FitOptions) -> FittedParameters:
     """The trained leaves of ``model``, after checking ``loss_fn`` and ``optimizer``."""
     if not callable(loss_fn):
         raise ValueError(f"loss_fn must be a function (model, key) -> loss, got {loss_fn!r}.")
@@ -32,7 +31,7 @@ def prepare(model, loss_fn, optimizer, where, options: FitOptions) -> Selection:
         raise ValueError(
             f"optimizer must be an optax.GradientTransformation, got {type(optimizer).__name__}."
         )
-    return select(model, where, options.bounds)
+    return FittedParameters(model, where, options.bounds)
 
 
 class _Loop:
@@ -40,21 +39,20 @@ class _Loop:
     ``batch`` is ``None`` for ``fit``, the number of starts for ``fit_multistart``, whose
     arrays ``placement`` splits across devices (``None``: the default device)."""
 
-    def __init__(self, model, loss_fn, optimizer, sel: Selection, batch: int | None,
-                 options: FitOptions, placement: StartsPlacement | None):
-        self.loss_fn, self.optimizer, self.sel = loss_fn, optimizer, sel
+    def __init__(self, model, loss_fn, optimizer, params: FittedParameters,
+                 batch: int | None, options: FitOptions, placement: StartsPlacement | None):
+        self.loss_fn, self.optimizer, self.params = loss_fn, optimizer, params
         self.batch, self.options, self.placement = batch, options, placement
         # The trained leaves become arrays, so that the compiled step sees them as inputs.
-        self.base = eqx.tree_at(sel.leaf_where, model,
-                                tuple(as_float_array(v) for v in sel.values))
+        self.base = params.set(model, [as_float_array(v) for v in params.values])
         self.key = options.key
         # With several processes (jax.distributed), one writes the files and progress.
         self.writer = jax.process_index() == 0
         if placement is not None:
             self.base, self.key = placement.whole((self.base, self.key))
-        self.checkpoint = FitCheckpoint(options.checkpoint, sel, batch, options.key,
+        self.checkpoint = FitCheckpoint(options.checkpoint, params, batch, options.key,
                                         options.redraw, options.steps, self.writer)
-        self.rows = HistoryRows(sel.names)
+        self.rows = HistoryRows(params.names)
 
     def host(self, tree):
         """``tree`` on the host (gathered from every process, without padding)."""
@@ -62,9 +60,6 @@ class _Loop:
             return jax.device_get(tree)
         return self.placement.host(tree)
 
-    def physical(self, u) -> list:
-        """The parameters' physical values for the unconstrained values ``u``."""
-        return [t.forward(ui) for t, ui in zip(self.sel.transforms, u)]
 
     def save(self, state, n: int, good: int) -> None:
         if self.checkpoint.path is not None:
@@ -79,7 +74,7 @@ class _Loop:
             index = self.placement.whole(np.asarray(k, np.int32))
         new_state, out = step(
             state, self.base, self.key, index, self.loss_fn, self.optimizer,
-            self.sel.transforms, self.sel.leaf_where, bool(o.redraw),
+            self.params.transforms, self.params.leaf_where, bool(o.redraw),
             o.on_nonfinite == "stop", self.batch is not None,
         )
         loss, gnorm, skipped, good_here, aux, xs = self.host(out)
@@ -100,10 +95,9 @@ class _Loop:
         good = new_state
         self.save(FitState(good.good_u, good.good_opt, jnp.zeros_like(good.frozen),
                            good.good_u, good.good_opt), good_n, good_n)
-        model = eqx.tree_at(self.sel.leaf_where, self.base,
-                            tuple(self.physical(good.good_u)))
+        model = self.params.set(self.base, self.params.forward(good.good_u))
         raise FitDivergedError(
-            diverged_message(k, row, self.sel.names, self.checkpoint.path, good_n), model,
+            diverged_message(k, row, self.params.names, self.checkpoint.path, good_n), model,
             self.rows.history(), k,
         )
 
@@ -120,7 +114,7 @@ class _Loop:
     def run(self, state, n0: int, good_n: int):
         """Steps ``n0, ..., steps - 1`` from ``state``; returns the final state."""
         o = self.options
-        show = Progress(o.steps, self.sel.names) if o.progress and self.writer else None
+        show = Progress(o.steps, self.params.names) if o.progress and self.writer else None
         n = saved = n0
         # Ctrl-C stops the fit after the step in progress and its checkpoint (see
         # interrupt.py); a second Ctrl-C cannot break the save that keeps that step.
@@ -157,14 +151,14 @@ class _Loop:
         return state
 
 
-def run(model, loss_fn, optimizer, *, sel: Selection, x0: list, batch: int | None,
+def run(model, loss_fn, optimizer, *, params: FittedParameters, x0: list, batch: int | None,
         options: FitOptions, placement: StartsPlacement | None = None,
         ) -> tuple[list, FitHistory, np.ndarray]:
-    """Fit from the physical values ``x0`` of the leaves ``sel`` (with a leading axis of
+    """Fit from the physical values ``x0`` of the leaves ``params`` (with a leading axis of
     ``batch`` starts, or ``batch=None``). Returns ``(xs, history, frozen)``: the final
     physical values, the history, and which starts stopped on a non-finite value."""
-    loop = _Loop(model, loss_fn, optimizer, sel, batch, options, placement)
-    u = [as_float_array(t.inverse(x)) for t, x in zip(sel.transforms, x0)]
+    loop = _Loop(model, loss_fn, optimizer, params, batch, options, placement)
+    u = [as_float_array(x) for x in params.inverse(x0)]
     state = initial_state(optimizer, u, batch)
     n0 = good_n = 0
     if options.resume and loop.checkpoint.path.exists():
@@ -177,4 +171,4 @@ def run(model, loss_fn, optimizer, *, sel: Selection, x0: list, batch: int | Non
         # Gathered from every process, so that the result lives on this process's device.
         u, frozen = placement.host((u, frozen))
         u = [jnp.asarray(x) for x in u]
-    return loop.physical(u), loop.rows.history(batch=batch), _to_host(frozen)
+    return list(params.forward(u)), loop.rows.history(batch=batch), _to_host(frozen)

@@ -4,13 +4,12 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .._parameters.select import Selection
+from .._parameters.fitted import FittedParameters
 from .errors import FitDivergedError
 from .history import FitHistory
 from .loop import prepare, run
@@ -83,26 +82,26 @@ def fit_multistart(
     process_id=i)`` in process ``i``.
     """
     settings = FitOptions.from_keywords("fit_multistart", options)
-    sel = prepare(model, loss_fn, optimizer, where, settings)
-    x0, batch = _starts(sel, starts)
+    params = prepare(model, loss_fn, optimizer, where, settings)
+    x0, batch = _starts(params, starts)
     placement = StartsPlacement(jax.devices() if devices is None else devices, batch)
-    xs, history, frozen = run(model, loss_fn, optimizer, sel=sel, x0=x0, batch=batch,
+    xs, history, frozen = run(model, loss_fn, optimizer, params=params, x0=x0, batch=batch,
                               options=settings, placement=placement)
     best = best_start(history, frozen)
-    fitted = eqx.tree_at(sel.leaf_where, model, tuple(x[best] for x in xs))
+    fitted = params.set(model, [x[best] for x in xs])
     return fitted, dataclasses.replace(history, best=best)
 
 
-def _starts(sel: Selection, starts) -> tuple[list, int]:
+def _starts(params: FittedParameters, starts) -> tuple[list, int]:
     """The initial values of every start, checked: ``([leaf values], number of starts)``."""
     leaves, structure = jax.tree.flatten(starts)
-    if structure != sel.structure:
+    if structure != params.structure:
         raise ValueError(
-            f"starts must have the structure of where(model), {sel.structure}, with one "
-            f"array per trained leaf ({list(sel.names)}); got {structure}."
+            f"starts must have the structure of where(model), {params.structure}, with one "
+            f"array per trained leaf ({list(params.names)}); got {structure}."
         )
     xs, batch = [], None
-    for name, shape, t, v in zip(sel.names, sel.shapes, sel.transforms, leaves):
+    for name, shape, t, v in zip(params.names, params.shapes, params.transforms, leaves):
         a = jnp.asarray(v)
         a = jnp.asarray(a, a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else float_dtype())
         if a.ndim < 1 or a.shape[1:] != shape:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._custom_types import Key
 from .._fit.step import split_loss
+from .._parameters.fitted import FittedParameters
 
 
 class GradientCheck(NamedTuple):
@@ -39,6 +40,18 @@ class GradientCheck(NamedTuple):
     agree: bool
 
 
+@eqx.filter_jit
+def _loss(loss_fn, params: FittedParameters, key, u):
+    return split_loss(loss_fn(params.at(u), key))[0]
+
+
+@eqx.filter_jit
+def _along(loss_fn, params: FittedParameters, key, u, d):
+    """The directional derivative of ``_loss`` at ``u`` along ``d`` (one array per leaf)."""
+    g = params.split(jax.grad(lambda x: _loss(loss_fn, params, key, x))(u))
+    return sum(jnp.sum(a * b) for a, b in zip(g, d))
+
+
 def check_gradient(
     loss_fn: Callable[[Any, Any], Any],
     model: Any,
@@ -50,6 +63,7 @@ def check_gradient(
     rtol: float = 0.05,
     seed: int = 0,
     relative: bool = False,
+    bounds: Any = None,
 ) -> GradientCheck:
     r"""Check the gradient of ``loss_fn`` with respect to the leaves ``where`` selects
     against central finite differences along one direction.
@@ -77,6 +91,12 @@ def check_gradient(
       metrics)``, as for ``nd.fit`` (e.g. an ``nd.FcLoss``).
     - ``model``, ``where``: the model and its selected leaves (floating point), as for
       ``nd.fit``.
+    - ``bounds``: as for ``nd.fit`` (default ``None``: none). A bounded leaf is checked
+      in the fit's coordinate, the unconstrained $u$ of its transform $x = T(u)$ (what
+      the optimizer of ``nd.fit`` moves): $\theta$ is then $u$, and the direction, the
+      ``step``, ``relative``'s scaling and both derivatives are taken in $u$
+      (``GradientCheck.direction`` too). Unbounded leaves are checked in their own
+      units, as without ``bounds``.
     - ``key``: the noise key of every evaluation.
     - ``direction``: ``None`` (random, unit norm) or arrays shaped as the leaves (a tuple
       for several), used as given.
@@ -85,18 +105,16 @@ def check_gradient(
       step, for values of different scales (a coupling near 0.2, a noise level near
       1e-3), and values that start at 0 (map coefficients, log-gains) still move, by an
       absolute step.
-    - ``step``: $h > 0$, in the leaves' units along $d$.
+    - ``step``: $h > 0$, in the leaves' units along $d$ (in $u$ for a bounded leaf).
     - ``rtol``: the relative error below which the two ``agree``.
 
     **Returns**: a ``GradientCheck``.
     """
     if not (np.isfinite(step) and step > 0):
         raise ValueError(f"check_gradient step must be a finite number > 0, got {step}.")
-    selected = where(model)
-    several = isinstance(selected, (tuple, list))
-    leaves = [jnp.asarray(x) for x in (selected if several else (selected,))]
-    if not all(jnp.issubdtype(x.dtype, jnp.floating) for x in leaves):
-        raise ValueError("check_gradient: where must select floating-point leaves.")
+    params = FittedParameters(model, where, bounds)
+    u0 = params.u0
+    leaves = params.split(u0)
     if direction is None:
         rng = np.random.default_rng(seed)
         d = [rng.normal(size=x.shape) for x in leaves]
@@ -110,30 +128,18 @@ def check_gradient(
         if relative:
             raise ValueError("check_gradient: relative=True scales the random direction; "
                              "give either a direction or relative=True, not both.")
-        d = list(direction) if several else [direction]
+        d = jax.tree.leaves(direction)
         if len(d) != len(leaves) or any(np.shape(v) != x.shape for v, x in zip(d, leaves)):
             raise ValueError("check_gradient direction must have the shapes of where(model): "
                              f"{[x.shape for x in leaves]}, got {[np.shape(v) for v in d]}.")
     d = [jnp.asarray(v, dtype=x.dtype) for v, x in zip(d, leaves)]
-
-    def at(values):
-        return eqx.tree_at(where, model, tuple(values) if several else values[0])
-
-    @eqx.filter_jit
-    def loss(values):
-        return split_loss(loss_fn(at(values), key))[0]
-
-    @eqx.filter_jit
-    def along(values):
-        g = jax.grad(loss)(values)
-        return sum(jnp.sum(a * b) for a, b in zip(g, d))
-
-    gradient = float(along(leaves))
+    flat = jnp.concatenate([jnp.ravel(v) for v in d])
+    gradient = float(_along(loss_fn, params, key, u0, d))
 
     def fd(h):
-        plus = [x + h * v for x, v in zip(leaves, d)]
-        minus = [x - h * v for x, v in zip(leaves, d)]
-        return (float(loss(plus)) - float(loss(minus))) / (2 * h)
+        plus, minus = u0 + h * flat, u0 - h * flat
+        return (float(_loss(loss_fn, params, key, plus))
+                - float(_loss(loss_fn, params, key, minus))) / (2 * h)
 
     full, half = fd(step), fd(step / 2)
     tiny = np.finfo(float).tiny

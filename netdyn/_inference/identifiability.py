@@ -12,7 +12,7 @@ import numpy as np
 from .._custom_types import Key
 from .._fit.step import split_loss
 from .._loss._base import AbstractLoss
-from .._parameters.coordinates import Coordinates, coordinates
+from .._parameters.fitted import FittedParameters
 
 
 class Identifiability(NamedTuple):
@@ -81,24 +81,24 @@ def _eigen(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @eqx.filter_jit
-def _value_and_grad(loss_fn, coords: Coordinates, key, u):
-    return jax.value_and_grad(lambda x: split_loss(loss_fn(coords.at(x), key))[0])(u)
+def _value_and_grad(loss_fn, params: FittedParameters, key, u):
+    return jax.value_and_grad(lambda x: split_loss(loss_fn(params.at(x), key))[0])(u)
 
 
 @eqx.filter_jit
-def _hvp(loss_fn, coords: Coordinates, key, u, v):
+def _hvp(loss_fn, params: FittedParameters, key, u, v):
     def loss(x):
-        return split_loss(loss_fn(coords.at(x), key))[0]
+        return split_loss(loss_fn(params.at(x), key))[0]
 
     return jax.jvp(jax.grad(loss), (u,), (v,))[1]
 
 
-def hessian_matrix(loss_fn, coords: Coordinates, key) -> np.ndarray:
-    """The symmetrised Hessian of ``loss_fn(coords.at(u), key)`` at ``coords.u0``, one
+def hessian_matrix(loss_fn, params: FittedParameters, key) -> np.ndarray:
+    """The symmetrised Hessian of ``loss_fn(params.at(u), key)`` at ``params.u0``, one
     column per forward-over-reverse product (``jax.jvp`` of ``jax.grad``): memory stays
     that of one gradient."""
-    u0 = coords.u0
-    cols = [np.asarray(_hvp(loss_fn, coords, key, u0, jnp.asarray(e, u0.dtype)))
+    u0 = params.u0
+    cols = [np.asarray(_hvp(loss_fn, params, key, u0, jnp.asarray(e, u0.dtype)))
             for e in np.eye(u0.size)]
     h = np.stack(cols, axis=1)
     return (h + h.T) / 2
@@ -152,11 +152,11 @@ def identifiability(
     """
     if not (np.isfinite(sloppy_ratio) and 0 < sloppy_ratio < 1):
         raise ValueError(f"identifiability sloppy_ratio must be in (0, 1), got {sloppy_ratio}.")
-    coords = coordinates(model, where, bounds)
-    names, u0, at = coords.names, coords.u0, coords.at
+    params = FittedParameters(model, where, bounds)
+    names, u0, at = params.labels, params.u0, params.at
     dtype = u0.dtype
-    value, grad = _value_and_grad(loss_fn, coords, key, u0)
-    hessian = hessian_matrix(loss_fn, coords, key)
+    value, grad = _value_and_grad(loss_fn, params, key, u0)
+    hessian = hessian_matrix(loss_fn, params, key)
     h_w, h_v = _eigen(hessian)
     basis = np.eye(u0.size)
 

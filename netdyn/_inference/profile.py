@@ -12,8 +12,7 @@ import optax
 from .._custom_types import Key
 from .._fit.fit import fit
 from .._fit.step import split_loss
-from .._parameters.coordinates import coordinates
-from .._parameters.select import select
+from .._parameters.fitted import FittedParameters
 from .uncertainty import constrained, smooth
 
 
@@ -78,20 +77,20 @@ def profile(
                          f"got {values!r}.")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"profile steps must be an integer >= 1, got {steps!r}.")
-    fixed = select(model, parameter, None)
+    fixed = FittedParameters(model, parameter, None)
     if len(fixed.names) != 1 or fixed.shapes[0] != ():
         raise ValueError("profile parameter must select one scalar leaf, got "
                          f"{list(zip(fixed.names, fixed.shapes))}.")
-    others = select(model, where, bounds) if where is not None else None
+    others = FittedParameters(model, where, bounds) if where is not None else None
     if others is not None and fixed.names[0] in others.names:
         raise ValueError(f"profile: where also selects the profiled {fixed.names[0]}.")
     optimizer = optimizer if optimizer is not None else optax.adam(1e-2)
-    dtype = jax.numpy.result_type(fixed.values[0])
+    dtype = fixed.dtypes[0]
     plain = eqx.filter_jit(lambda m: split_loss(loss_fn(m, key))[0])
     losses, found = [], []
     current = model
     for a in grid:
-        current = eqx.tree_at(parameter, current, jax.numpy.asarray(a, dtype))
+        current = fixed.set(current, [jax.numpy.asarray(a, dtype)])
         if others is None:
             losses.append(float(plain(current)))
             found.append(())
@@ -99,7 +98,7 @@ def profile(
         current, _ = fit(current, loss_fn, optimizer, where=where, steps=steps,
                                bounds=bounds, key=key, keep="best")
         losses.append(float(plain(current)))
-        found.append(tuple(np.asarray(x) for x in jax.tree.leaves(where(current))))
+        found.append(tuple(np.asarray(x) for x in others.leaf_where(current)))
     names = fixed.names + (others.names if others is not None else ())
     return Profile(grid, np.asarray(losses), found, names)
 
@@ -148,17 +147,17 @@ def local_profile(
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)):
         raise ValueError(f"local_profile values must be a non-empty 1-D sequence of finite "
                          f"numbers, got {values!r}.")
-    coords = coordinates(model, where, bounds)
-    if coordinate not in coords.names:
+    params = FittedParameters(model, where, bounds)
+    if coordinate not in params.labels:
         raise ValueError(f"local_profile: {coordinate!r} is not one of the fitted "
-                         f"coordinates {list(coords.names)}.")
+                         f"coordinates {list(params.labels)}.")
     h = np.asarray(hessian, dtype=float)
-    n = coords.u0.size
+    n = params.u0.size
     if h.shape != (n, n) or not np.all(np.isfinite(h)):
         raise ValueError(f"local_profile hessian must be a finite ({n}, {n}) matrix (the "
-                         f"fitted coordinates {list(coords.names)}), got shape {h.shape}.")
+                         f"fitted coordinates {list(params.labels)}), got shape {h.shape}.")
     h = (h + h.T) / 2
-    a = coords.names.index(coordinate)
+    a = params.labels.index(coordinate)
     w, v = np.linalg.eigh(h)
     ok = constrained(w, v)
     if not ok[a]:
@@ -170,15 +169,15 @@ def local_profile(
     curvature = float(h[a, a] - h_oa @ move)
     loss_fn = smooth(loss_fn)
     plain = eqx.filter_jit(lambda m: split_loss(loss_fn(m, key))[0])
-    u0 = np.asarray(coords.u0)
+    u0 = np.asarray(params.u0)
     base = float(plain(model))
     losses, found, quadratic = [], [], []
     for value in grid:
-        u = np.array(coords.with_value(coords.u0, a, value))
+        u = np.array(params.with_value(params.u0, a, value))
         du = u[a] - u0[a]
         u[others] = u0[others] - move * du
-        point = coords.at(jax.numpy.asarray(u, coords.u0.dtype))
+        point = params.at(jax.numpy.asarray(u, params.u0.dtype))
         losses.append(float(plain(point)))
-        found.append(tuple(np.asarray(x) for x in jax.tree.leaves(where(point))))
+        found.append(tuple(np.asarray(x) for x in params.leaf_where(point)))
         quadratic.append(base + 0.5 * curvature * du * du)
-    return Profile(grid, np.asarray(losses), found, coords.names, np.asarray(quadratic))
+    return Profile(grid, np.asarray(losses), found, params.labels, np.asarray(quadratic))

@@ -14,7 +14,7 @@ import numpy as np
 from .._custom_types import Key
 from .._fit.step import split_loss
 from .._loss._base import AbstractLoss
-from .._parameters.coordinates import Coordinates, coordinates
+from .._parameters.fitted import FittedParameters
 from .identifiability import describe_direction, flat_directions, hessian_matrix
 
 
@@ -116,19 +116,19 @@ def smooth(loss_fn):
 
 
 @eqx.filter_jit
-def _grad(loss_fn, coords: Coordinates, key, u):
-    return jax.grad(lambda x: split_loss(loss_fn(coords.at(x), key))[0])(u)
+def _grad(loss_fn, params: FittedParameters, key, u):
+    return jax.grad(lambda x: split_loss(loss_fn(params.at(x), key))[0])(u)
 
 
 @eqx.filter_jit
-def _values(coords: Coordinates, u):
-    return coords.to_values(u)
+def _values(params: FittedParameters, u):
+    return params.to_values(u)
 
 
 @eqx.filter_jit
-def _slope(coords: Coordinates, u):
+def _slope(params: FittedParameters, u):
     # The transforms act elementwise: the Jacobian is diagonal.
-    return jax.jvp(coords.to_values, (u,), (jnp.ones_like(u),))[1]
+    return jax.jvp(params.to_values, (u,), (jnp.ones_like(u),))[1]
 
 
 def constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -211,9 +211,9 @@ def uncertainty(
                   bool(noise_keys))
     loss_fn = smooth(loss_fn)
     leave_one_out = [smooth(fn) for fn in leave_one_out]
-    coords = coordinates(model, where, bounds)
-    u0 = coords.u0
-    hessian = hessian_matrix(loss_fn, coords, key)
+    params = FittedParameters(model, where, bounds)
+    u0 = params.u0
+    hessian = hessian_matrix(loss_fn, params, key)
     w, v = np.linalg.eigh(hessian)
     ok = constrained(w, v)
     sub = hessian[np.ix_(ok, ok)]
@@ -222,10 +222,10 @@ def uncertainty(
     inv[np.ix_(ok, ok)] = np.linalg.inv(sub) if valid else np.nan
     cov_noise = cov_data = None
     if noise_keys:
-        g = np.stack([np.asarray(_grad(loss_fn, coords, k, u0)) for k in noise_keys])
+        g = np.stack([np.asarray(_grad(loss_fn, params, k, u0)) for k in noise_keys])
         cov_noise = inv @ _covariance(g, jackknife=False) @ inv
     if leave_one_out:
-        steps = np.stack([-inv @ np.asarray(_grad(fn, coords, key, u0)) for fn in leave_one_out])
+        steps = np.stack([-inv @ np.asarray(_grad(fn, params, key, u0)) for fn in leave_one_out])
         cov_data = _covariance(steps, jackknife=True)
     var_n = np.diag(cov_noise) if cov_noise is not None else np.zeros(u0.size)
     var_d = np.diag(cov_data) if cov_data is not None else np.zeros(u0.size)
@@ -236,14 +236,14 @@ def uncertainty(
         dof = (var_n + var_d) ** 2 / (var_n**2 / nu_n + var_d**2 / nu_d)
     quantiles = np.array([t_quantile((1 + level) / 2, float(d)) if np.isfinite(d) else np.nan
                           for d in dof])
-    slope = np.asarray(_slope(coords, u0))
+    slope = np.asarray(_slope(params, u0))
     u = np.asarray(u0)
-    lower = np.asarray(_values(coords, jnp.asarray(u - quantiles * sd_u, u0.dtype)))
-    upper = np.asarray(_values(coords, jnp.asarray(u + quantiles * sd_u, u0.dtype)))
-    free = [n for n, c in zip(coords.names, ok) if not c]
+    lower = np.asarray(_values(params, jnp.asarray(u - quantiles * sd_u, u0.dtype)))
+    upper = np.asarray(_values(params, jnp.asarray(u + quantiles * sd_u, u0.dtype)))
+    free = [n for n, c in zip(params.labels, ok) if not c]
     if not valid:
         note = (f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
-                f"{describe_direction(v[:, 0], coords.names)}; no interval")
+                f"{describe_direction(v[:, 0], params.labels)}; no interval")
     elif free:
         # A simulated loss's curvature is that of its own short, noisy simulations; only
         # a deterministic loss's flatness is the data's (or its model's).
@@ -255,10 +255,10 @@ def uncertainty(
                 f"{'it' if len(free) == 1 else 'them'} at the fitted value")
     else:
         note = "first-order intervals around a minimum of the loss"
-    sloppy = tuple(describe_direction(v[:, k], coords.names)
+    sloppy = tuple(describe_direction(v[:, k], params.labels)
                    for k in flat_directions(w, SLOPPY))
     return Uncertainty(
-        coords.names, np.asarray(_values(coords, u0)), level,
+        params.labels, np.asarray(_values(params, u0)), level,
         None if cov_noise is None else np.abs(slope) * np.sqrt(var_n),
         None if cov_data is None else np.abs(slope) * np.sqrt(var_d),
         np.abs(slope) * sd_u, lower, upper, dof, w[::-1], sloppy, ok, valid, note, hessian)

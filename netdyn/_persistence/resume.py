@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._fit.history import FitHistory, HistoryRows
-from .._parameters.select import Selection
+from .._parameters.fitted import FittedParameters
 from .atomic import check_writable
 from .checkpoint import read_checkpoint, read_tree, save_checkpoint
 
@@ -138,7 +138,7 @@ class FitCheckpoint:
     """The checkpoint file of one fit (``path``, ``None`` for none): the loop's state after
     ``step`` completed steps, the history so far, and what identifies the fit."""
 
-    def __init__(self, path, sel: Selection, batch: int | None, key, redraw: bool,
+    def __init__(self, path, params: FittedParameters, batch: int | None, key, redraw: bool,
                  steps: int, writer: bool = True):
         self.path = None if path is None else Path(path)
         # With several processes, one (``writer``) writes the file and every one reads it.
@@ -149,9 +149,9 @@ class FitCheckpoint:
         self.steps = steps
         self.meta = {
             "format": 1,
-            "names": list(sel.names),
-            "shapes": [list(s) for s in sel.shapes],
-            "transforms": [repr(t) for t in sel.transforms],
+            "names": list(params.names),
+            "shapes": [list(s) for s in params.shapes],
+            "transforms": [repr(t) for t in params.transforms],
             "n_starts": batch,
             "key": _key_data(key),
             "redraw": bool(redraw),

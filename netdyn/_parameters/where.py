@@ -1,8 +1,8 @@
-"""Which leaves of a model are trained: validation of ``where`` and ``bounds``."""
+"""Which leaves of a model are trained: ``where`` and ``bounds`` validated against the
+model (``ValueError`` naming them), for ``FittedParameters``."""
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -19,19 +19,7 @@ class _Marker:
         self.index = index
 
 
-@dataclasses.dataclass(frozen=True)
-class Selection:
-    """The trained leaves of a model, in the order ``where`` returns them."""
-
-    names: tuple[str, ...]
-    values: tuple[Any, ...]
-    shapes: tuple[tuple[int, ...], ...]
-    structure: Any
-    transforms: tuple[AbstractTransform, ...]
-    leaf_where: Callable[[Any], tuple[Any, ...]]
-
-
-class _LeafWhere(eqx.Module):
+class LeafWhere(eqx.Module):
     """``where`` flattened to a tuple of leaves, for ``eqx.tree_at``. A module (hashed by
     ``where``) rather than a closure, so that fits with the same ``where`` share the
     compiled step."""
@@ -56,7 +44,20 @@ def _is_bound(x) -> bool:
     return x is None or isinstance(x, AbstractTransform)
 
 
-def select(model, where: Callable[[Any], Any], bounds) -> Selection:
+class Chosen(NamedTuple):
+    """The leaves ``where`` selects, validated: their names (``"coupling.G"``), values,
+    shapes, the structure of ``where(model)``, their transforms, and ``where`` as a
+    ``LeafWhere``."""
+
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    structure: Any
+    transforms: tuple[AbstractTransform, ...]
+    leaf_where: LeafWhere
+
+
+def choose(model, where: Callable[[Any], Any], bounds) -> Chosen:
     """Validate ``where`` and ``bounds`` against ``model`` (``ValueError`` naming them)."""
     if not callable(where):
         raise ValueError(f"where must be a function model -> leaf or leaves, got {where!r}.")
@@ -95,9 +96,9 @@ def select(model, where: Callable[[Any], Any], bounds) -> Selection:
             )
     shapes = tuple(tuple(np.shape(v)) for v in values)
 
-    leaf_where = _LeafWhere(where)
     transforms = _transforms(chosen, names, values, bounds)
-    return Selection(names, values, shapes, jax.tree.structure(chosen), transforms, leaf_where)
+    return Chosen(names, values, shapes, jax.tree.structure(chosen), transforms,
+                  LeafWhere(where))
 
 
 def _transforms(chosen, names: Sequence[str], values, bounds) -> tuple[AbstractTransform, ...]:
