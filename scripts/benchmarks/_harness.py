@@ -193,7 +193,8 @@ def main(measure: Callable, render: Callable, *, doc: str, name: str | Callable,
     if options is not None:
         options(p)
     args = p.parse_args(argv)
-    out = out_path(args, name if isinstance(name, str) else name(args))
+    # resolved once: measure's own out_path(args, ...) then names the same (temporary) file
+    out = args.out = out_path(args, name if isinstance(name, str) else name(args))
     if args.from_json is not None:
         m = loads(args.from_json.read_text())
     else:

@@ -8,15 +8,15 @@ one forward evaluation and of one gradient. The model is ``netdyn fit``'s defaul
 operating point it finds (G = 0.222, sigma = 0.00287), float64.
 
     python scripts/benchmarks/bench_fc_stability.py
+    python scripts/benchmarks/bench_fc_stability.py --smoke      # 2 splits of 14.4 s, 2 seeds
 """
 
-import argparse
 import os
 import platform
 import time
-from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -34,14 +34,10 @@ def _timed(f, *args):
     return time.perf_counter() - t
 
 
-def main() -> None:
-    """Measure each split and write the table."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--total", type=float, default=288_000.0, help="ms of BOLD per evaluation")
-    p.add_argument("--splits", default="1,2,4,8", help="numbers of realisations B")
-    p.add_argument("--seeds", type=int, default=6)
-    p.add_argument("--out", default=str(C.RESULTS / "fc_stability.md"))
-    a = p.parse_args()
+def measure(a) -> dict:
+    """Each split's spread of FC r and mean FC over the seeds, and its times."""
+    if a.smoke:
+        a.total, a.splits, a.seeds = 14_400.0, "1,2", 2
     data = nd.datasets.load("hcp")
     net = nd.presets.rww(data.weights, data.lengths, G=jnp.asarray(0.222),
                          sigma=jnp.asarray(0.00287))
@@ -61,23 +57,37 @@ def main() -> None:
         rows.append((B, a.total / B, r.mean(), r.std(ddof=1), m.mean(), m.std(ddof=1),
                      t_fwd, t_grad))
         print(rows[-1], flush=True)
+    return {"total": a.total, "seeds": a.seeds, "rows": rows,
+            "platform": f"{platform.machine()}, {os.cpu_count()} CPU cores",
+            "jax": f"JAX {jax.__version__}, float64, backend {jax.default_backend()}"}
+
+
+def render(m: dict) -> str:
+    """The table of splits."""
     table = "\n".join(
         f"| {B} | {T / 1000:g} s | {rm:.3f} | {rs:.3f} | {mm:.3f} | {ms:.3f} | {tf:.1f} s | "
-        f"{tg:.1f} s |" for B, T, rm, rs, mm, ms, tf, tg in rows)
-    Path(a.out).write_text(f"""# One long run or several realisations?
+        f"{tg:.1f} s |" for B, T, rm, rs, mm, ms, tf, tg in m["rows"])
+    return f"""# One long run or several realisations?
 
-`{C.command("bench_fc_stability.py")}` on {platform.machine()}, {os.cpu_count()} CPU cores
-(shared, times noisy), JAX {jax.__version__}, float64, backend {jax.default_backend()}.
-{a.total / 1000:g} s of BOLD per evaluation (TR 720 ms) split into B realisations, each
+`{C.command("bench_fc_stability.py")}` on {m['platform']}
+(shared, times noisy), {m['jax']}.
+{m['total'] / 1000:g} s of BOLD per evaluation (TR 720 ms) split into B realisations, each
 after its own 57.6 s burn-in; `netdyn fit`'s model at G = 0.222, sigma = 0.00287; FC r
-and mean FC (empirical 0.348) of the realisations' mean FC, over {a.seeds} seeds; time
+and mean FC (empirical 0.348) of the realisations' mean FC, over {m['seeds']} seeds; time
 of one forward evaluation and of one gradient (Uniform(1000)).
 
 | B | T each | FC r mean | FC r SD | mean FC | mean FC SD | forward | gradient |
 |---|---|---|---|---|---|---|---|
 {table}
-""")
+""" + (f"\n{m['reading']}\n" if "reading" in m else "")  # a reading added by hand, kept
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--total", type=float, default=288_000.0, help="ms of BOLD per evaluation")
+    p.add_argument("--splits", default="1,2,4,8", help="numbers of realisations B")
+    p.add_argument("--seeds", type=int, default=6)
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="fc_stability", options=options)

@@ -16,28 +16,28 @@ fit never saw):
 
     python scripts/benchmarks/bench_fit.py    # 16 min on 2 CPU cores at load 5 (26 at load 10)
     python scripts/benchmarks/bench_fit.py --out benchmarks/fit_rww.md -- --model rww
-    python scripts/benchmarks/bench_fit.py --smoke --out /tmp/fit.md       # a smoke test
-    python scripts/benchmarks/bench_fit.py --render DIR    # rewrite the report from DIR
+    python scripts/benchmarks/bench_fit.py --smoke                         # a smoke test
+    python scripts/benchmarks/bench_fit.py --from-json benchmarks/fit.json # the report again
 
 The fitted network comes back with ``nd.cli.load_fitted`` (``model.eqx`` and the fit's
 plan), so the checks here simulate exactly what the command fitted. Every measurement is
-kept in ``DIR/bench_fit.json`` (DIR: the command's results folder, printed at the end),
-from which ``--render`` writes the report and the grid's figure again without measuring.
+kept beside the report (``fit.json``), from which ``--from-json`` writes the report and the
+grid's figure again without measuring; the command's results folder is printed at the end.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -60,7 +60,6 @@ GRID_RANGE = {"rww-ei-fic": (0.40, 0.51), "rww": (0.214, 0.230)}
 # Models whose FC the analytic engine describes (netdyn fit's --engine auto picks it).
 ANALYTIC_MODELS = ("rww-ei-fic",)
 ANALYTIC_STEP = 0.005  # the fine grid of the analytic FC, in the units of --G
-RESULTS_FILE = "bench_fit.json"
 MODEL_TEXT = {
     "rww-ei-fic": "two-population Wong-Wang nodes (excitatory and inhibitory; feedback "
                   "inhibition control sets every region's inhibitory weight so that its "
@@ -71,26 +70,6 @@ MODEL_TEXT = {
 
 
 # ------------------------------------------------------------------------- the command
-
-
-def _run_command(argv: list[str]) -> tuple[float, list[tuple[float, str]]]:
-    """Run ``netdyn fit ARGV`` in a fresh process (this checkout's netdyn); its wall
-    clock from start to exit and each line it printed with the second it appeared."""
-    code = "import sys; from netdyn.cli import main; sys.argv[0] = 'netdyn'; sys.exit(main())"
-    path = os.pathsep.join(p for p in (str(C.ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-    print("$ netdyn fit " + " ".join(argv), flush=True)
-    lines = []
-    t0 = time.perf_counter()
-    with subprocess.Popen([sys.executable, "-c", code, "fit", *argv], env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
-        for line in proc.stdout:  # universal newlines: a progress bar's \r ends a line too
-            lines.append((time.perf_counter() - t0, line.rstrip()))
-            print("  " + line.rstrip(), flush=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(f"netdyn fit {' '.join(argv)} exited with {proc.returncode}")
-    return wall, lines
 
 
 # Where each stage of the command starts: the first line it prints there.
@@ -234,23 +213,34 @@ def _regions(folder: Path, plan, report) -> dict | None:
             "r_emp": float(np.corrcoef(row_emp, strength)[0, 1])}
 
 
-def measure(a, fit_args: list[str], folder: Path) -> dict:
+def measure(a) -> dict:
     """Run the command (and ``--quick``) and the checks; every number of the report."""
+    if a.grid_realisations < 2:
+        raise SystemExit("--grid-realisations must be >= 2 (the held-out check's noise streams)")
+    if a.smoke:
+        a.grid_points = min(a.grid_points, 3)
+    fit_args = a.fit_args
+    folder = Path(a.reuse or tempfile.mkdtemp(prefix="netdyn-fit-"))
+    print(f"the command's results: {folder}", flush=True)
     load0 = os.getloadavg()
     t_all = time.perf_counter()
-    res: dict = {"argv": fit_args, "smoke": a.smoke}
+    out = H.out_path(a, "fit")
+    res: dict = {"argv": fit_args, "smoke": a.smoke, "name": out.name}
     if a.reuse is None:
-        wall, lines = _run_command([*fit_args, *(["--quick"] if a.smoke else []),
-                                    "--out", str(folder)])
+        wall, lines = H.run_cli(["fit", *fit_args, *(["--quick"] if a.smoke else []),
+                                 "--out", str(folder)])
         res["wall"], res["lines"] = wall, lines
+    if (folder / "fit.png").is_file():
+        shutil.copy(folder / "fit.png", out.parent / f"{out.stem}_default.png")
     report = json.loads((folder / "params.json").read_text())
     res["report"], res["history"] = report, json.loads((folder / "history.json").read_text())
     if a.reuse is None:
         res["stages"] = _stages(res["wall"], res["lines"], report)
     if not (a.smoke or a.no_quick):
         with tempfile.TemporaryDirectory(prefix="netdyn-fit-quick-") as quick:
-            res["quick_wall"], _ = _run_command([*fit_args, "--quick", "--out", quick])
+            res["quick_wall"], _ = H.run_cli(["fit", *fit_args, "--quick", "--out", quick])
             res["quick_report"] = json.loads((Path(quick) / "params.json").read_text())
+            res["quick_report"]["settings"]["out"] = "<folder>"
     res["load_commands"] = os.getloadavg()
 
     net, plan = nd.cli.load_fitted(folder)
@@ -321,17 +311,23 @@ def measure(a, fit_args: list[str], folder: Path) -> dict:
     res["seconds"] = time.perf_counter() - t_all
     res["machine"] = {"arch": platform.machine(), "cores": os.cpu_count(),
                       "jax": jax.__version__}
-    return res
+    # the temporary folder's name left out of the saved measurements
+    return H.loads(H.dumps(res).replace(str(folder), "<folder>"))
 
 
 # ------------------------------------------------------------------------ the report
 
 
-def _plot(path: Path, res: dict) -> bool:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        return False
+def figures(res: dict, out: Path) -> None:
+    """The grid's figure (the command's own, ``fit.png``, is copied when measured)."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        _plot(out.parent / f"{out.stem}_grid.png", res)
+
+
+def _plot(path: Path, res: dict) -> None:
+    """The grid over G: FC r and mean FC, simulated and analytic, and the fit."""
+    from matplotlib.figure import Figure
+
     g, report = res["grid"], res["report"]
     G_fit, h = report["parameters"]["coupling.G"], report["heldout"]
     runs = report.get("runs") or {}
@@ -364,7 +360,6 @@ def _plot(path: Path, res: dict) -> bool:
     a.legend(fontsize="x-small")
     b.legend(fontsize="x-small")
     fig.savefig(path, dpi=110)
-    return True
 
 
 def _error_bars(report: dict) -> str:
@@ -427,16 +422,14 @@ def _engine_text(s: dict, loss_name: str) -> str:
             f"`{loss_name}` on their mean FC.")
 
 
-def render(res: dict, out: Path, folder: Path) -> str:
-    """The report's text (and the figures next to ``out``)."""
+def render(res: dict) -> str:
+    """The report's text (its figures: ``figures``)."""
     report, path = res["report"], res["history"]
     s, par, h = report["settings"], report["parameters"], report["heldout"]
     hsd = report.get("heldout_sd") or {}
-    stem = out.stem
-    default_png, grid_png = f"{stem}_default.png", f"{stem}_grid.png"
-    if (folder / "fit.png").is_file():
-        shutil.copy(folder / "fit.png", out.parent / default_png)
-    plotted = _plot(out.parent / grid_png, res)
+    out = Path(res["name"])
+    default_png, grid_png = f"{out.stem}_default.png", f"{out.stem}_grid.png"
+    plotted = importlib.util.find_spec("matplotlib") is not None
     target_mean = res["target_mean_fc"]
     runs, rsd = report.get("runs") or {}, report.get("runs_sd") or {}
     tr_, te = runs.get("train"), runs.get("test")
@@ -787,10 +780,10 @@ def _reading(res: dict, report: dict, target_mean: float) -> list[str]:
     return out
 
 
-def main() -> None:
-    """Run the measurements (or read them back with ``--render``) and write the report."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False,
-                                epilog="Options after -- go to netdyn fit.")
+def options(p) -> None:
+    """This benchmark's own flags; the arguments after ``--`` go to ``netdyn fit``."""
+    p.epilog = "Options after -- go to netdyn fit."
+    p.add_argument("fit_args", nargs="*", help=argparse.SUPPRESS)
     p.add_argument("--grid-points", type=int, default=6,
                    help="simulated G values (default 6; the analytic FC also every "
                    f"{ANALYTIC_STEP:g})")
@@ -801,33 +794,10 @@ def main() -> None:
                    help="realisations per simulated grid point (default 2, >= 2: the "
                    "first ones of the held-out check's noise)")
     p.add_argument("--no-quick", action="store_true", help="skip timing netdyn fit --quick")
-    p.add_argument("--smoke", action="store_true",
-                   help="a smoke test: the command with --quick, 3 grid points, a coarse "
-                   "analytic grid, no second command")
     p.add_argument("--reuse", metavar="DIR", default=None,
                    help="take the fit from DIR (a finished netdyn fit --out DIR) instead of "
                    "running the command (no wall clock then)")
-    p.add_argument("--render", metavar="DIR", default=None,
-                   help=f"write the report from DIR/{RESULTS_FILE} without measuring")
-    p.add_argument("--out", default=str(C.RESULTS / "fit.md"))
-    argv = sys.argv[1:]
-    fit_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    a = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    if a.grid_realisations < 2:
-        p.error("--grid-realisations must be >= 2 (the held-out check's noise streams)")
-    if a.smoke:
-        a.grid_points = min(a.grid_points, 3)
-    out = Path(a.out)
-    if a.render is not None:
-        folder = Path(a.render)
-        res = json.loads((folder / RESULTS_FILE).read_text())
-    else:
-        folder = Path(a.reuse or tempfile.mkdtemp(prefix="netdyn-fit-"))
-        res = measure(a, fit_args, folder)
-        (folder / RESULTS_FILE).write_text(json.dumps(res, indent=1))
-    out.write_text(render(res, out, folder))
-    print(f"wrote {out}; measurements in {folder / RESULTS_FILE}")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="fit", options=options, figure=figures)

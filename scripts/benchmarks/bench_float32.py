@@ -7,13 +7,13 @@ a float32 G grid. This runs a float32 grid over G (forward, several noise realis
 after a burn-in) and the float32 gradient of the fit's loss at each point.
 
     python scripts/benchmarks/bench_float32.py
+    python scripts/benchmarks/bench_float32.py --smoke     # 2 values of G, 1 realisation
 """
 
-import argparse
 import time
-from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -22,13 +22,10 @@ import numpy as np
 import netdyn as nd
 
 
-def main() -> None:
-    """Run the grid and write the report."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--grid", type=int, default=21)
-    p.add_argument("--realisations", type=int, default=4)
-    p.add_argument("--out", default=str(C.RESULTS / "float32.md"))
-    a = p.parse_args()
+def measure(a) -> dict:
+    """The grid's values and gradients; the truncated and exact derivative at one point."""
+    if a.smoke:
+        a.grid, a.realisations = 2, 1
     assert not jax.config.jax_enable_x64
     data = nd.datasets.load("hcp")
     net = nd.presets.rww(data.weights.astype(np.float32), data.lengths.astype(np.float32),
@@ -71,28 +68,43 @@ def main() -> None:
     g_fd = (float(f(G + h)) - float(f(G - h))) / (2 * h)
     print("truncated", g_trunc, "exact", g_full, "fd", g_fd)
     finite = all(np.isfinite(r[1:]).all() for r in rows)
-    table = "\n".join(f"| {G:.4f} | {v:.4f} | {r:.3f} | {m:.3f} | {g:.4g} |"
-                      for G, v, r, m, g in rows)
-    Path(a.out).write_text(f"""# Float32 across the critical region
+    print("finite:", finite)
+    return {"grid": a.grid, "realisations": a.realisations, "seconds": seconds, "rows": rows,
+            "finite": bool(finite), "G_check": G_check, "h": h, "g_trunc": g_trunc,
+            "g_full": g_full, "g_fd": g_fd, "jax": f"JAX {jax.__version__}, "
+            f"{jax.default_backend()}"}
 
-`{C.command("bench_float32.py")}` (float32, JAX {jax.__version__}, {jax.default_backend()}):
-the default model of `netdyn fit` (sigma = 0.00283), {a.grid} values of G over
-[{Gs[0]:.2f}, {Gs[-1]:.2f}], each: a 57.6 s burn-in, then {a.realisations} x 43.2 s of
-BOLD, loss 1 - r + |mean FC difference| and its gradient in G ({seconds:.0f} s in all).
-**Every value and gradient finite: {finite}.**
+
+def render(m: dict) -> str:
+    """The grid's table and the derivative check."""
+    rows = m["rows"]
+    table = "\n".join(f"| {G:.4f} | {v:.4f} | {r:.3f} | {mf:.3f} | {g:.4g} |"
+                      for G, v, r, mf, g in rows)
+    return f"""# Float32 across the critical region
+
+`{C.command("bench_float32.py")}` (float32, {m['jax']}):
+the default model of `netdyn fit` (sigma = 0.00283), {m['grid']} values of G over
+[{rows[0][0]:.2f}, {rows[-1][0]:.2f}], each: a 57.6 s burn-in, then {m['realisations']} x 43.2 s of
+BOLD, loss 1 - r + |mean FC difference| and its gradient in G ({m['seconds']:.0f} s in all).
+**Every value and gradient finite: {m['finite']}.**
 
 The derivative is `FcLoss`'s default, which holds the burn-in's final state fixed. It is
 finite everywhere, but where the dynamics relax slowly from the held state (the upper
-branch, above the FC peak) it can have the wrong sign. At G = {G_check}, one realisation:
-{g_trunc:.4g} truncated, {g_full:.4g} with `burn_in_gradient=True`, {g_fd:.4g} by
-central differences of the whole objective (G +- {h}).
+branch, above the FC peak) it can have the wrong sign. At G = {m['G_check']}, one realisation:
+{m['g_trunc']:.4g} truncated, {m['g_full']:.4g} with `burn_in_gradient=True`, {m['g_fd']:.4g} by
+central differences of the whole objective (G +- {m['h']}).
 
 | G | loss | FC r | mean FC | d loss / dG |
 |---|---|---|---|---|
 {table}
-""")
-    print("finite:", finite)
+"""
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--grid", type=int, default=21)
+    p.add_argument("--realisations", type=int, default=4)
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="float32", options=options)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Compiled memory of the gradient of an FC loss through a BOLD monitor.
 
 The reference workload (as in the README): Reduced Wong-Wang
@@ -12,22 +11,18 @@ By default the connectome is random with the reference's sizes (memory depends o
 them); ``--dataset NAME`` uses ``netdyn.datasets.load(NAME)`` (weights / max, delays =
 lengths / 4 mm/ms, its FC as the target). Prints XLA's ``memory_analysis()`` of
 ``jax.jit(jax.value_and_grad(loss))`` (compiled, not run), for each duration, monitor
-and remat strategy::
+and remat strategy, and writes the table to ``benchmarks/memory_bold.md``::
 
     python scripts/benchmarks/bench_memory_bold.py             # 10, 30, 60 s
     python scripts/benchmarks/bench_memory_bold.py --durations 60 --dataset hcp
-
-and writes the table to ``benchmarks/memory_bold.md`` (``--out``).
+    python scripts/benchmarks/bench_memory_bold.py --smoke     # 10 s only
 """
 
-from __future__ import annotations
-
-import argparse
 import datetime
 import platform
-from pathlib import Path
 
 import _common as C  # first: this checkout's netdyn
+import _harness as H
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -41,9 +36,7 @@ jax.config.update("jax_enable_x64", True)
 def connectome(dataset: str | None, n: int = 84, max_delay: float = 56.0):
     """``(weights, lengths, target, name)``: lengths in mm, delays = lengths / 4 mm/ms."""
     if dataset is not None:
-        import netdyn.datasets
-
-        data = netdyn.datasets.load(dataset)
+        data = nd.datasets.load(dataset)
         weights = data.weights / data.weights.max()
         target = data.fc if data.fc is not None else np.eye(len(weights))
         return weights, data.lengths, target, f"{dataset} ({len(weights)} nodes)"
@@ -51,64 +44,57 @@ def connectome(dataset: str | None, n: int = 84, max_delay: float = 56.0):
     return weights, lengths, target, f"random ({n} nodes)"
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--durations", type=float, nargs="+", default=[10.0, 30.0, 60.0],
-                    help="run lengths in seconds")
-    ap.add_argument("--dataset", default=None)
-    ap.add_argument("--block", type=int, default=1000, help="Uniform remat block (steps)")
-    ap.add_argument("--out", default=str(C.RESULTS / "memory_bold.md"), help="markdown output")
-    args = ap.parse_args(argv)
-
+def measure(args) -> dict:
+    """XLA's memory of the gradient per duration, monitor and strategy (compiled only)."""
     weights, lengths, target, name = connectome(args.dataset)
     net = nd.presets.rww(weights, lengths)  # the reference network (weights / max)
-    print(f"connectome: {name}, max delay {net.graph.max_delay:.1f} ms, jax "
-          f"{jax.__version__}, {jax.devices()[0].platform}")
-    monitors = {
-        "Bold": nd.Bold(period=1000.0),
-        "HrfBold": nd.HrfBold(period=1000.0),
-    }
+    print(f"connectome: {name}, max delay {net.graph.max_delay:.1f} ms")
+    monitors = {"Bold": nd.Bold(period=1000.0), "HrfBold": nd.HrfBold(period=1000.0)}
     strategies = {"NoRemat": nd.NoRemat(), f"Uniform({args.block})": nd.Uniform(args.block)}
-    print(f"{'T (s)':>6} {'monitor':>8} {'remat':>14} {'temp MB':>9} {'args+out MB':>12}")
     rows = []
-    for seconds in args.durations:
-        t1 = 1000.0 * seconds
-        n_samples = round(seconds)
-        skip = min(20, n_samples // 2)
+    for seconds in [10.0] if args.smoke else args.durations:
+        skip = min(20, round(seconds) // 2)
         for mname, monitor in monitors.items():
             for rname, remat in strategies.items():
 
-                def loss(G, monitor=monitor, remat=remat):
+                def loss(G, monitor=monitor, remat=remat, seconds=seconds, skip=skip):
                     sol = nd.simulate(eqx.tree_at(lambda n: n.coupling.G, net, G),
-                                      nd.Heun(remat=remat), t0=0.0, t1=t1, dt=1.0,
-                                      monitors={"bold": monitor}, key=jax.random.key(0))
+                                      nd.Heun(remat=remat), t0=0.0, t1=1000.0 * seconds,
+                                      dt=1.0, monitors={"bold": monitor},
+                                      key=jax.random.key(0))
                     return nd.rmse(nd.fc(sol["bold"][skip:]), target)
 
-                compiled = jax.jit(jax.value_and_grad(loss)).lower(jnp.asarray(0.5)).compile()
-                mem = compiled.memory_analysis()
-                io = (mem.argument_size_in_bytes + mem.output_size_in_bytes) / 1e6
-                temp = mem.temp_size_in_bytes / 1e6
-                print(f"{seconds:6.0f} {mname:>8} {rname:>14} {temp:9.2f} {io:12.3f}",
-                      flush=True)
-                rows.append(f"| {seconds:.0f} | {mname} | {rname} | {temp:.2f} | {io:.3f} |")
-    lines = [
-        "# Compiled memory of an FC-loss gradient through a BOLD monitor",
-        "",
-        f"Generated by `{C.command('bench_memory_bold.py')}` on {datetime.date.today()} "
-        f"({platform.machine()}, jax {jax.__version__}, {jax.devices()[0].platform}, "
-        f"float64). Connectome: {name}. Reduced Wong-Wang, delayed linear coupling, "
+                mem = jax.jit(jax.value_and_grad(loss)).lower(
+                    jnp.asarray(0.5)).compile().memory_analysis()
+                rows.append({"seconds": seconds, "monitor": mname, "remat": rname,
+                             "temp_bytes": mem.temp_size_in_bytes,
+                             "io_bytes": mem.argument_size_in_bytes + mem.output_size_in_bytes})
+                print(rows[-1], flush=True)
+    return {"connectome": name, "date": str(datetime.date.today()),
+            "platform": f"{platform.machine()}, jax {jax.__version__}, "
+                        f"{jax.devices()[0].platform}", "rows": rows}
+
+
+def render(m: dict) -> str:
+    """The table of compiled memory."""
+    return "\n".join([
+        "# Compiled memory of an FC-loss gradient through a BOLD monitor", "",
+        f"Generated by `{C.command('bench_memory_bold.py')}` on {m['date']} ({m['platform']}, "
+        f"float64). Connectome: {m['connectome']}. Reduced Wong-Wang, delayed linear coupling, "
         "additive noise, stochastic Heun, dt = 1 ms, TR = 1 s, loss = RMSE of FC, "
-        "d/dG. XLA `memory_analysis()` of `jit(value_and_grad(loss))`: deterministic.",
-        "",
-        "| T (s) | monitor | remat | temp MB | args + out MB |",
-        "|---|---|---|---|---|",
-        *rows,
-        "",
-    ]
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text("\n".join(lines))
-    print(f"wrote {args.out}")
+        "d/dG. XLA `memory_analysis()` of `jit(value_and_grad(loss))`: deterministic.", "",
+        *H.table(("T (s)", "monitor", "remat", "temp MB", "args + out MB"), [
+            (f"{r['seconds']:.0f}", r["monitor"], r["remat"], f"{r['temp_bytes'] / 1e6:.2f}",
+             f"{r['io_bytes'] / 1e6:.3f}") for r in m["rows"]]), ""])
+
+
+def options(p) -> None:
+    """This benchmark's own flags."""
+    p.add_argument("--durations", type=float, nargs="+", default=[10.0, 30.0, 60.0],
+                   help="run lengths in seconds")
+    p.add_argument("--dataset", default=None)
+    p.add_argument("--block", type=int, default=1000, help="Uniform remat block (steps)")
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="memory_bold", options=options)
