@@ -386,16 +386,6 @@ def kept_tail(path, marker: str) -> str:
     return marker + "\n"
 
 
-def write_report(path, lines: list[str], marker: str) -> None:
-    """Write ``lines`` to the report at ``path``, followed by its part from ``marker`` on
-    (``kept_tail``), and say so."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    text = "\n".join([*lines, "", kept_tail(path, marker)])
-    with open(path, "w") as f:
-        f.write(text.rstrip("\n") + "\n")
-    print(f"wrote {path}")
-
-
 def command(script: str, *options: str) -> str:
     """How a report names the command that wrote it."""
     return " ".join(["python", f"scripts/benchmarks/{script}", *filter(None, options)])

@@ -213,6 +213,15 @@ def main(measure: Callable, render: Callable, *, doc: str, name: str | Callable,
     print(f"wrote {out}" + ("" if args.from_json else " (and .json)"))
 
 
+def shown_argv(m: dict) -> list[str]:
+    """The options a report names as its command's: those it ran with, less ``--out``."""
+    argv, out = m.get("argv", []), []
+    for i, a in enumerate(argv):
+        if a != "--out" and not a.startswith("--out=") and (i == 0 or argv[i - 1] != "--out"):
+            out.append(a)
+    return out
+
+
 def machine(m: dict) -> list[str]:
     """The ``## Machine`` lines of measurements saved by ``main``."""
     return C.machine_section(m["machine"], m.get("end_load") or "not recorded in the JSON",

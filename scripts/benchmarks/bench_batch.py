@@ -15,20 +15,16 @@ calls). Every program computes the same 84-region reference network (``--dtype``
 by default) for ``--seconds`` of model time with a temporal average of 100 ms.
 
     python scripts/benchmarks/bench_batch.py                  # ~15 min on 2 CPU cores
-    python scripts/benchmarks/bench_batch.py --batches 1 4 16 --seconds 0.1 --no-write
+    python scripts/benchmarks/bench_batch.py --smoke --batches 1 4 16 --seconds 0.1
 """
 
-import argparse
-import os
-import sys
-import time
-
 import _common as C
+import _harness as H
 import numpy as np
 
 
-def parse():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(p) -> None:
+    """This benchmark's own flags."""
     p.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16, 64, 256, 1024, 4096])
     p.add_argument("--slow-up-to", type=int, default=1024,
                    help="largest B for the per-member-graph and tvboptim programs (their "
@@ -36,8 +32,6 @@ def parse():
     p.add_argument("--seconds", type=float, default=0.5, help="model time per member (s)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    p.add_argument("--no-write", action="store_true", help="print only")
-    return p.parse_args()
 
 
 def programs(w, lengths, seconds, dtype):
@@ -86,15 +80,13 @@ def programs(w, lengths, seconds, dtype):
     return fns
 
 
-def main():
-    args = parse()
-    if args.dtype == "float64":
-        os.environ["JAX_ENABLE_X64"] = "1"
+def measure(args) -> dict:
+    """Each batch size's throughput, memory and compile time per program."""
     import jax
     import jax.numpy as jnp
 
+    jax.config.update("jax_enable_x64", args.dtype == "float64")
     dtype = np.float32 if args.dtype == "float32" else np.float64
-    info = C.machine_info()
     w, lengths, source = C.load_connectome()
     n_steps = round(args.seconds * 1000.0 / C.DT)
     fns = programs(w, lengths, args.seconds, dtype)
@@ -119,16 +111,21 @@ def main():
             print(f"B={B:5d} {tool:26s} {rate / 1e6:7.3f} M network-steps/s  "
                   f"({min(ts):.3f} s, temp {C.mb(temp[tool]):.1f} MB, compile "
                   f"{compile_s[tool]:.1f} s, max |diff| to the first {diff:.1e})", flush=True)
-    if args.no_write:
-        return
+    return {"source": source, "n_steps": n_steps, "dtype": args.dtype,
+            "repeats": args.repeats, "batches": args.batches, "rows": rows}
+
+
+def render(m: dict) -> str:
+    """The throughput table and the shared graph's ratios to the other programs."""
+    source, n_steps, rows = m["source"], m["n_steps"], m["rows"]
     lines = [
         "# Batched forward throughput (CPU)",
         "",
-        f"Written by `{C.command('bench_batch.py', *sys.argv[1:])}`. `jax.vmap` over B values",
+        f"Written by `{C.command('bench_batch.py', *H.shown_argv(m))}`. `jax.vmap` over B values",
         f"of G (0.3-0.7) of the reference network's forward ({source}; RWW, delayed linear",
         f"coupling, additive noise, stochastic Heun, dt = 1 ms), {n_steps} steps per member,",
-        f"{args.dtype}, a 100 ms temporal average. Throughput in network-steps per second",
-        f"(B x steps / seconds, best of {args.repeats} interleaved calls). XLA temp: the",
+        f"{m['dtype']}, a 100 ms temporal average. Throughput in network-steps per second",
+        f"(B x steps / seconds, best of {m['repeats']} interleaved calls). XLA temp: the",
         "compiled program's temporary memory. |diff|: largest difference of the outputs to",
         "the first program's (the same batch; tvboptim draws its own noise).",
         "",
@@ -146,7 +143,7 @@ def main():
         lines.append(f"| {B} | {tool} | {rate / 1e6:.3f} | {s:.3f} | {C.mb(t):.1f} | {c:.1f} "
                      f"| {d:.1e} |")
     by = {(B, tool): rate for B, tool, rate, *_ in rows}
-    shared = [(B, by[(B, "netdyn, shared graph")]) for B in args.batches]
+    shared = [(B, by[(B, "netdyn, shared graph")]) for B in m["batches"]]
     lines += ["", "## Ratios (same run)", ""]
     for B, rate in shared:
         ratios = [f"{rate / by[(B, tool)]:.2f}x the {name}'s"
@@ -155,11 +152,8 @@ def main():
                   if (B, tool) in by]
         lines.append(f"- B = {B}: the shared graph's throughput is " + ", ".join(ratios)
                      if ratios else f"- B = {B}: only the shared-graph program ran")
-    lines += C.machine_section(info)
-    with open(C.RESULTS / "batch.md", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {C.RESULTS / 'batch.md'} ({time.strftime('%H:%M:%S')})")
+    return "\n".join(lines + H.machine(m)) + "\n"
 
 
 if __name__ == "__main__":
-    main()
+    H.main(measure, render, doc=__doc__, name="batch", options=options)

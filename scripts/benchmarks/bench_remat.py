@@ -690,7 +690,8 @@ def measure(args) -> dict:
     one-hour section (the other measurements kept from the saved ``.json``)."""
     saved = H.out_path(args, "remat").with_suffix(".json")
     if args.hour:
-        return {**H.loads(saved.read_text()), "hour": measure_hour(args)}
+        old = H.loads(saved.read_text()) if saved.is_file() else {}
+        return {**old, "hour": measure_hour(args)}
     seconds = args.seconds or (6.0 if args.smoke else 60.0)
     repeats = args.repeats or (2 if args.smoke else 3)
     own_cache = None
@@ -729,9 +730,9 @@ def measure(args) -> dict:
 
 def render(m) -> str:
     """The report: the strategies' tables, then the one-hour section."""
-    lines = render_main(m)
+    lines = render_main(m) if "rows" in m else []
     if "hour" in m:
-        lines += ["", *render_hour(m["hour"])]
+        lines += ["", *render_hour(m["hour"])] if lines else render_hour(m["hour"])
     return "\n".join(lines) + "\n"
 
 
