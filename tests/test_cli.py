@@ -12,7 +12,6 @@ import re
 import shlex
 import shutil
 import signal
-import sys
 import zipfile
 from pathlib import Path
 
@@ -21,52 +20,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from cli_helpers import OUTPUTS, TINY, Watch as _Watch, announced as _announced, fail as _fail
 
 import netdyn as nd
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# A very short simulation: a 7.2 s burn-in, then 2 realisations of 7.2 s with BOLD at the
-# data's TR of 720 ms (10 samples each); held-out: one realisation of 7.2 s. Short, but past
-# the first seconds' transient, so that the scan finds G where the mean FC crosses the data's.
-# The single-population model fitted by simulation (--model rww: G and sigma), at tiny sizes;
-# the default model and engine (rww-ei-fic, analytic) have tests of their own below.
-TINY = ["fit", "--model", "rww", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
-        "--heldout-duration", "7200", "--heldout-realisations", "1", "--grid", "3",
-        "--bisect", "3", "--uncertainty", "off", "--heldout-sets", "1"]
-OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc_heldout.csv",
-           "model.eqx",
-           "fit.png", "settings.json", "scan.json")
 
 
-def _fail(argv, capsys) -> str:
-    """Run ``argv``, expecting a one-line error with exit status 2; the line."""
-    with pytest.raises(SystemExit) as info:
-        nd.cli.main(argv)
-    assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
 
 
-class _Watch(io.StringIO):
-    """A stream that calls ``act()`` when ``text`` is first written to it."""
-
-    def __init__(self, text: str, act):
-        super().__init__()
-        self.text, self.act, self.seen = text, act, False
-
-    def write(self, s: str) -> int:
-        n = super().write(s)
-        if not self.seen and self.text in self.getvalue():
-            self.seen = True
-            self.act()
-        return n
 
 
-def _announced(out: Path) -> str:
-    """The start of the line ``netdyn fit`` prints when it starts simulating."""
-    return f"results in {out}/"
 
 
 @pytest.fixture(scope="module")
@@ -326,6 +291,27 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
     assert "mean ± sd over 2 sets" in stdout
 
 
+def test_long_check_along_each_fitted_value(finished):
+    # A simulated fit looks at the loss at the held-out length at 0.8x and 1.25x each
+    # fitted global value, with the first held-out set's noise (whose loss at the fit is
+    # that set's), and calls a value constrained when both sides rise by more than twice
+    # the sets' standard deviation.
+    out, _, stdout, _ = finished
+    params = json.loads((out / "params.json").read_text())
+    check = params["long_check"]
+    losses = [e["loss"] for e in params["heldout_each"]]
+    assert check["loss_at_fit"] == losses[0]
+    assert check["sets_sd"] == pytest.approx(np.std(losses, ddof=1), rel=1e-12)
+    assert list(check["parameters"]) == ["coupling.G", "noise.sigma"]
+    for name, p in check["parameters"].items():
+        fitted = params["parameters"][name]
+        assert p["values"] == pytest.approx([0.8 * fitted, 1.25 * fitted], rel=1e-12)
+        assert p["rise"] == pytest.approx([v - losses[0] for v in p["loss"]], abs=1e-15)
+        assert p["loss"][0] != p["loss"][1]  # each point simulated at its own value
+        assert p["constrained"] == (min(p["rise"]) > 2 * check["sets_sd"])
+    assert "loss at the held-out length at 0.8x and 1.25x each fitted value" in stdout
+
+
 def test_outputs_are_written_atomically(finished):
     out, replaced, _, _ = finished
     # Every output reached its name by os.replace of a temporary file in its own folder.
@@ -467,36 +453,8 @@ def test_interrupt_then_resume(finished, tmp_path, capsys):
     assert mine["heldout"] == mine["heldout_each"][0] == theirs["heldout_each"][0]
 
 
-def test_divergence_names_flags(tmp_path, capsys):
-    # Hopf nodes have no bound: one Adam step of a huge --lr takes G (log-scaled) far past
-    # the coupling the nodes can bear, and the next step's simulation diverges, its burn-in
-    # first (a non-finite loss, not a runtime error).
-    out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--out", str(out), "--model", "hopf", "--grid", "0", "--fit",
-                        "G", "--lr", "50", "--quiet", "--no-gradient-check"]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "at step 2 of 12" in err and "--lr" in err and "--overwrite" in err
-    for api in ("on_nonfinite", "resume=True", "FitDivergedError", "Traceback"):
-        assert api not in err
-    assert json.loads((out / "history.json").read_text())["step"] == [1, 2]
 
 
-def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsys):
-    # Importing matplotlib.figure fails as if matplotlib were not installed.
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--model", "hopf", "--G", "0.7", "--sigma", "0.01", "--fit", "G",
-                 "--steps", "1", "--realisations", "1", "--out", str(out), "--quiet"]) == 0
-    assert "matplotlib is not installed" in capsys.readouterr().out
-    assert (out / "params.json").is_file() and not (out / "fit.png").exists()
-    report = json.loads((out / "params.json").read_text())
-    # --G is per second: 0.7 /s is G = 0.0007 /ms in the network.
-    assert report["initial"]["coupling.G"] == pytest.approx(0.7, rel=1e-12)
-    assert report["settings"]["G"] == 0.7 and report["settings"]["sigma"] == 0.01
-    assert report["units"] == {"coupling.G": 1e-3}
-    history = json.loads((out / "history.json").read_text())
-    assert history["params"]["coupling.G"][0] == pytest.approx(0.7, rel=1e-12)
 
 
 @pytest.mark.parametrize("content, message", [
@@ -512,59 +470,8 @@ def test_bad_map_files_name_the_file(content, message, capsys, tmp_path):
     assert f"--maps {path}" in err and message in err
 
 
-def test_regional_parameter_along_maps(tmp_path, capsys):
-    # The two-population model with FIC, its I_o varying along the in-strength and a map
-    # from a file (with a header naming it): the coefficients start at 0 (the homogeneous
-    # model) and are fitted; the report names each map's coefficient.
-    rng = np.random.default_rng(0)
-    path = tmp_path / "myelin.csv"
-    path.write_text("T1w/T2w\n" + ",\n".join(f"{v:.6f}" for v in rng.random(80)))
-    out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit",
-                 "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps", "2",
-                 "--realisations", "1", "--no-gradient-check", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    report = json.loads((out / "params.json").read_text())
-    assert report["maps"] == {"names": ["in-strength", "T1w/T2w"], "parameters": ["I_o"]}
-    coefficients = report["parameters"]["dynamics.I_o.coefficients"]
-    assert len(coefficients) == 2 and report["initial"]["dynamics.I_o.coefficients"] == [0, 0]
-    # input-gain: 80 mean-free log-gains of each region's input, from 0.
-    gains = np.asarray(report["parameters"]["graph.weights.log_gain.deviations"])
-    assert gains.shape == (80,) and np.any(gains != 0)
-    assert re.search(r"dynamics.I_o.coefficients = [+-][\d.e-]+ in-strength, [+-][\d.e-]+ "
-                     r"T1w/T2w", printed), printed
 
 
-def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path, capsys):
-    # --engine linear: the fit's loss is the analytic FC (deterministic: the same value for
-    # every key), G alone by default; the training and held-out figures are simulated.
-    planned = nd.cli.plan(["fit", "--model", "rww-ei-fic", "--engine", "linear"])
-    assert isinstance(planned.loss, nd.LinearFcLoss) and not planned.loss.stochastic
-    assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
-    assert nd.cli.plan(["fit", "--model", "rww"]).options.fit == "G,sigma"  # simulation's
-    out = tmp_path / "fit"
-    # 9 values of G over [G0 / 3, 3 G0]: the analytic FC exists below G ~ 0.56 only.
-    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--steps", "3",
-                        "--grid", "9", "--no-plot", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    report = json.loads((out / "params.json").read_text())
-    assert report["engine"] == "linear" and list(report["parameters"]) == ["coupling.G"]
-    # The analytic loss of the best step is the fit's; the FC written as the fit's is the
-    # analytic FC of the fitted model, and the reported metrics are its own.
-    assert report["fit_loss"] <= report["initial_loss"] + 1e-12
-    fitted, planned = nd.cli.load_fitted(out)
-    assert float(fitted.coupling.G) == report["parameters"]["coupling.G"]
-    analytic = np.asarray(nd.linear_fc(nd.resolve_parameters(fitted), planned.loss.monitor).fc)
-    np.testing.assert_allclose(np.loadtxt(out / "fc_simulated.csv", delimiter=","), analytic,
-                               rtol=1e-8, atol=1e-10)
-    iu = np.triu_indices(80, k=1)
-    r = np.corrcoef(analytic[iu], np.asarray(planned.loss.target)[iu])[0, 1]
-    np.testing.assert_allclose([report["fc_r"], report["fit_fc_r"]], r, rtol=1e-7)
-    # The held-out check simulates: its FC is another matrix.
-    assert not np.allclose(np.loadtxt(out / "fc_heldout.csv", delimiter=","), analytic)
-    assert "the analytic FC of the network linearised" in printed
-    assert re.search(r"analytic loss [\d.]+ -> [\d.]+, FC r [\d.]+ -> [\d.]+ \(best",
-                     printed), printed
 
 
 def test_defaults_follow_the_model_the_engine_and_quick():
@@ -622,43 +529,8 @@ def test_input_gain_along_maps_is_the_scaled_connectome():
     assert where.mapped == ("input-gain",)
 
 
-def test_no_level_crossing_is_no_fit(tmp_path, capsys):
-    # 1.44 s after the common initial state every region still relaxes alike: the FC is
-    # saturated at every G, so no G reaches the data's mean FC. No fit is reported.
-    out = tmp_path / "fit"
-    argv = ["fit", "--model", "rww", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
-            "--realisations", "1", "--grid", "3", "--bisect", "2", "--out", str(out), "--quiet"]
-    assert nd.cli.main(argv) == 3
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no usable fit" in err and "--G" in err
-    scan = json.loads((out / "scan.json").read_text())
-    assert scan["start"] is None and scan["bracket"] is None
-    assert min(scan["grid"]["mean_fc"]) > scan["target_mean_fc"]
-    assert "it stays within [0.9" in err
-    assert not (out / "params.json").exists()
 
 
-def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys):
-    # Hopf nodes (no bound) on the connectome's weights x 3000: the two stronger of three
-    # scanned couplings diverge (NaN FC). The scan names them and keeps them out of the
-    # choice of the start; the one finite point is above the data's mean FC: no crossing.
-    data = nd.datasets.load("hcp")
-    files = {name: tmp_path / f"{name}.csv" for name in ("weights", "lengths", "fc")}
-    for name, x in (("weights", 3000 * np.asarray(data.weights)),
-                    ("lengths", np.asarray(data.lengths)), ("fc", np.asarray(data.fc))):
-        np.savetxt(files[name], x, delimiter=",")
-    out = tmp_path / "fit"
-    argv = ["fit", "--model", "hopf", "--duration", "2880", "--tr", "144", "--burn-in", "1440",
-            "--realisations", "1", "--grid", "3", "--bisect", "0", "--out", str(out),
-            "--quiet", *(f"--{name}={path}" for name, path in files.items())]
-    assert nd.cli.main(argv) == 3
-    err = capsys.readouterr().err
-    scan = json.loads((out / "scan.json").read_text())
-    grid = scan["grid"]
-    assert grid["mean_fc"][0] > scan["target_mean_fc"] and grid["mean_fc"][1:] == [None, None]
-    assert (f"diverged (NaN or infinite FC) at G = {grid['G'][1]:.4g}, {grid['G'][2]:.4g}: "
-            "2 of 3 scanned points skipped") in err
-    assert "no usable fit" in err
 
 
 @pytest.mark.parametrize(
@@ -681,57 +553,10 @@ def test_bad_run_splits(args, message, capsys, tmp_path):
     assert not (tmp_path / "fit").exists()
 
 
-def _split_seen(argv) -> tuple:
-    """The data and TR ``netdyn fit argv`` would fit, without simulating."""
-    planned = nd.cli.plan(argv)
-    return planned.data, planned.options.tr
 
 
-def test_own_bold_files_and_their_tr(tmp_path, capsys):
-    data = nd.datasets.load("hcp")
-    bold = np.asarray(data.bold)[:, :300]
-    files = []
-    for i, run in enumerate(bold[:3]):
-        path = tmp_path / f"sub-01_task-rest_run-{i + 1}_timeseries.tsv"
-        header = "\t".join(data.labels)
-        np.savetxt(path, run, delimiter="\t", header=header, comments="")
-        path.with_suffix(".json").write_text(json.dumps({"RepetitionTime": 2.0}))
-        files.append(str(path))
-    argv = ["fit", "--bold", *files, "--duration", "20000", "--heldout-duration", "20000",
-            "--burn-in", "20000", "--out", str(tmp_path / "fit"), "--train-subjects", "1,3"]
-    fit_data, tr = _split_seen(argv)
-    assert tr == 2000.0  # from the sidecars' RepetitionTime (s)
-    assert fit_data.train_subjects == (1, 3) and fit_data.test_subjects == (2,)
-    expected = np.mean([np.corrcoef(bold[i].T) for i in (0, 2)], axis=0)
-    np.testing.assert_allclose(fit_data.target, expected, rtol=1e-10)
-    np.testing.assert_array_equal(fit_data.test[0], bold[1])
-    # Runs over other regions than the connectome's: one line naming the file.
-    np.save(tmp_path / "short.npy", bold[:2, :, :79])
-    err = _fail(["fit", "--bold", str(tmp_path / "short.npy"), "--out", str(tmp_path / "x")],
-                capsys)
-    assert "short.npy" in err and "79 regions" in err and "80" in err
 
 
-def test_fcd_term_from_the_training_runs(tmp_path, capsys):
-    # The FCD target is the training runs' FCD values, pooled, with the window in TRs.
-    argv = [*TINY, "--out", str(tmp_path / "fit"), "--fcd-weight", "0.5", "--fcd-window", "5",
-            "--fcd-step", "2", "--train-subjects", "2,3"]
-    loss_fn = nd.cli.plan(argv).loss
-    assert loss_fn.fcd_window == (5, 2) and loss_fn.fcd_weight == 0.5
-    assert loss_fn.fcd_metric == "ks"
-    bold = np.asarray(nd.datasets.load("hcp").bold)
-
-    def values(x):
-        wins = [np.corrcoef(x[s:s + 5].T) for s in range(0, x.shape[0] - 4, 2)]
-        pairs = np.array([w[np.triu_indices(80, k=1)] for w in wins])
-        c = np.corrcoef(pairs)
-        return c[np.triu_indices(c.shape[0], k=1)]
-
-    expected = np.concatenate([values(bold[1]), values(bold[2])])
-    np.testing.assert_allclose(np.asarray(loss_fn.fcd_target), expected, rtol=1e-9, atol=1e-12)
-    # The default window (83 TRs at 720 ms) does not fit in the 10 TRs of each run.
-    err = _fail([*TINY, "--out", str(tmp_path / "other"), "--fcd-weight", "1"], capsys)
-    assert "--fcd-window" in err and "83 TRs" in err and "--duration" in err
 
 
 def test_heterogeneous_hopf_bifurcation_parameter_along_maps():

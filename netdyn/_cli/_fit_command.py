@@ -22,6 +22,7 @@ from .._persistence.strict_json import write_json
 from .._search.level_search import level_search
 from ._data import FitData
 from ._evaluation import analytic, evaluate, heldout_check
+from ._long_check import long_check
 from ._model import MODELS, with_G
 from ._plan import FitPlan, fcd_samples, plan_options
 from ._report import (
@@ -213,6 +214,7 @@ def _run(out: Path, planned: FitPlan) -> int:
         print("netdyn fit: error bars of the parameters ...", flush=True)
     spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key,
                                    fcd_samples(args))
+    long = long_check(args, planned.heldout_loss, fitted, where, key, heldout[2])
     interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)
     result = report(args, history, where(fitted), (train, heldout[0]), scan, data.target,
@@ -221,6 +223,7 @@ def _run(out: Path, planned: FitPlan) -> int:
     result["heldout_sets"] = args.heldout_sets
     result["runs"], result["runs_sd"], result["runs_each"] = runs
     result["uncertainty"] = spread
+    result["long_check"] = long
     result["gradient_check"] = check
     result["resumed"] = resumes(out)
     if planned.maps is not None:

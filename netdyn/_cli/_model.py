@@ -131,7 +131,14 @@ INPUT_GAIN = "input-gain"
 INPUT_GAIN_BOUNDS = Interval(-2.0, 2.0)
 
 
-def _leaf(m: Network, name: str, maps: bool = False):
+def long_name(name: str) -> str:
+    """The network's name of the ``--fit`` parameter ``name`` (``G`` -> ``coupling.G``,
+    ``sigma`` -> ``noise.sigma``, a field of the dynamics -> ``dynamics.NAME``), as the
+    fitted leaves are labelled."""
+    return {"G": "coupling.G", "sigma": "noise.sigma"}.get(name, f"dynamics.{name}")
+
+
+def leaf(m: Network, name: str, maps: bool = False):
     """The parameter ``name`` (``G``, ``sigma``, ``input-gain`` or a field of the
     dynamics) of ``m``; the coefficients of its ``MapParameter`` with ``maps``."""
     if name == INPUT_GAIN:
@@ -161,7 +168,7 @@ class Where(eqx.Module):
     mapped: tuple[str, ...] = eqx.field(static=True, default=())  # fitted along --maps
 
     def __call__(self, m: Network) -> tuple:
-        return tuple(_leaf(m, name, name in self.mapped) for name in self.names)
+        return tuple(leaf(m, name, name in self.mapped) for name in self.names)
 
 
 def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
@@ -200,17 +207,17 @@ def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
                                  "G scales every region's input alike.")
             net = _input_gain(net, scope, maps, float_dtype())
             bounds.append(MAP_COEFFICIENT_BOUNDS if scope == "maps" else INPUT_GAIN_BOUNDS)
-            values.append(_leaf(net, name, scope == "maps"))
+            values.append(leaf(net, name, scope == "maps"))
             continue
         # Strongly typed (an explicit dtype), so that the first update does not change the
         # type: a second compilation.
-        start = float(np.asarray(_leaf(net, name)))
+        start = float(np.asarray(leaf(net, name)))
         if scope == "maps":
             net = eqx.tree_at(lambda m: getattr(m.dynamics, name), net, MapParameter(
                 jnp.asarray(start, float_dtype()), maps.values, names=maps.names,
                 coefficients=jnp.zeros(len(maps.names), float_dtype())))
             bounds.append(MAP_COEFFICIENT_BOUNDS)
-            values.append(_leaf(net, name, True))
+            values.append(leaf(net, name, True))
             continue
         shape = () if name in _OUTSIDE or scope == "global" else (n,)
         values.append(jnp.full(shape, start, float_dtype()))

@@ -17,6 +17,7 @@ from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from .._persistence.atomic import write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
+from ._long_check import long_check_caution, long_check_line
 from ._model import MODELS, factor, in_option_units
 from ._plot import figure
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
@@ -208,6 +209,9 @@ def cautions(result: dict) -> list[str]:
                    f"from the fitted {level:.3f}")
     if h["fc_r"] < 0.3:
         out.append(f"the held-out FC r is only {h['fc_r']:.3f}")
+    missed = long_check_caution(result.get("long_check"), result.get("uncertainty"))
+    if missed is not None:
+        out.append(missed)
     check = result.get("gradient_check")
     if check is not None and check["settled"] and not check["agree"]:
         out.append(f"at the start the gradient ({check['gradient']:.4g} along a random "
@@ -267,6 +271,7 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
         "> 0.9.\n"
         + _runs_line(result.get("runs"), result.get("runs_sd"))
         + uncertainty_line(result.get("uncertainty"), maps["names"])
+        + long_check_line(result.get("long_check"))
         + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
         + f"netdyn fit: wrote {out}/params.json, "
         "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, model.eqx, checkpoint.eqx"
