@@ -59,7 +59,18 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import DT, GAMMA, PERIOD, SIGMA, SKIP, SPEED, G, load_data, maxrss_bytes, mb  # noqa: E402,I001
+from _common import (  # noqa: E402
+    DT,
+    GAMMA,
+    PERIOD,
+    SIGMA,
+    SKIP,
+    SPEED,
+    G,
+    load_data,
+    maxrss_bytes,
+    mb,
+)
 
 HOUR_MARKER = "<!-- one-hour run: written by scripts/benchmarks/bench_remat.py --hour -->"
 HOUR_REMAT = "Auto(64MB)"
