@@ -294,8 +294,8 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
 def test_long_check_along_each_fitted_value(finished):
     # A simulated fit looks at the loss at the held-out length at 0.8x and 1.25x each
     # fitted global value, with the first held-out set's noise (whose loss at the fit is
-    # that set's), and calls a value constrained when both sides rise by more than twice
-    # the sets' standard deviation.
+    # that set's): a minimum when both sides rise by more than twice the sets' standard
+    # deviation, "lower at" the side where it falls by more than that, else flat.
     out, _, stdout, _ = finished
     params = json.loads((out / "params.json").read_text())
     check = params["long_check"]
@@ -308,8 +308,14 @@ def test_long_check_along_each_fitted_value(finished):
         assert p["values"] == pytest.approx([0.8 * fitted, 1.25 * fitted], rel=1e-12)
         assert p["rise"] == pytest.approx([v - losses[0] for v in p["loss"]], abs=1e-15)
         assert p["loss"][0] != p["loss"][1]  # each point simulated at its own value
-        assert p["constrained"] == (min(p["rise"]) > 2 * check["sets_sd"])
+        threshold = 2 * check["sets_sd"]
+        expected = ("lower at 0.8x" if p["rise"][0] == min(p["rise"]) else
+                    "lower at 1.25x") if min(p["rise"]) < -threshold else (
+            "minimum" if min(p["rise"]) > threshold else "flat")
+        assert p["verdict"] == expected
     assert "loss at the held-out length at 0.8x and 1.25x each fitted value" in stdout
+    off = any(p["verdict"].startswith("lower") for p in check["parameters"].values())
+    assert any("missed its minimum" in c for c in params["cautions"]) == off
 
 
 def test_outputs_are_written_atomically(finished):

@@ -35,10 +35,10 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
     fixed, beside the loss at the fit; ``None`` for the analytic engine (deterministic:
     its Hessian is the whole answer) or without a fitted global value.
 
-    ``{"parameters": {name: {"values", "loss", "fc_r", "mean_fc", "rise", "constrained"}},
-    "loss_at_fit", "sets_sd", "seconds"}``; ``constrained`` is ``None`` with one held-out
-    set (no spread to judge a rise by), else whether the loss rises on both sides by more
-    than ``RISE_SDS`` times the sets' standard deviation."""
+    ``{"parameters": {name: {"values", "loss", "fc_r", "mean_fc", "rise", "verdict"}},
+    "loss_at_fit", "sets_sd", "seconds"}``; ``verdict`` is ``None`` with one held-out set
+    (no spread to judge a change by), else ``_verdict``'s, with ``RISE_SDS`` times the
+    sets' standard deviation as the threshold."""
     if args.engine == "linear" or not heldout_fn.stochastic:
         return None
     names = [n for n in where.names
@@ -68,9 +68,19 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
             "values": [float(in_option_units(args.model, full, value * f)) for f in FACTORS],
             "loss": [p["loss"] for p in points], "fc_r": [p["fc_r"] for p in points],
             "mean_fc": [p["mean_fc"] for p in points], "rise": rise,
-            "constrained": None if sd is None else bool(min(rise) > RISE_SDS * sd)}
+            "verdict": None if sd is None else _verdict(rise, RISE_SDS * sd)}
     return {"factors": list(FACTORS), "parameters": out, "loss_at_fit": centre,
             "sets_sd": sd, "seconds": time.perf_counter() - start}
+
+
+def _verdict(rise: list[float], threshold: float) -> str:
+    """``"minimum"`` (the loss rises on both sides by more than ``threshold``),
+    ``"lower at FACTORx"`` (it falls by more on that side: the long loss's minimum lies
+    beyond the fitted value) or ``"flat"``."""
+    i = int(np.argmin(rise))
+    if rise[i] < -threshold:
+        return f"lower at {FACTORS[i]:g}x"
+    return "minimum" if min(rise) > threshold else "flat"
 
 
 def long_check_line(check: dict | None) -> str:
@@ -79,8 +89,8 @@ def long_check_line(check: dict | None) -> str:
         return ""
     parts = []
     for name, p in check["parameters"].items():
-        verdict = ("" if p["constrained"] is None else
-                   ", constrained" if p["constrained"] else ", flat at this length too")
+        verdict = {None: "", "minimum": ", a minimum", "flat": ", flat at this length too"
+                   }.get(p["verdict"], f", {p['verdict']}: the fit is off")
         parts.append(f"{name} {p['rise'][0]:+.3g} / {p['rise'][1]:+.3g}{verdict}")
     sd = check["sets_sd"]
     spread = ("one held-out set: no spread to judge by" if sd is None else
@@ -92,15 +102,26 @@ def long_check_line(check: dict | None) -> str:
 
 
 def long_check_caution(check: dict | None, uncertainty: dict | None) -> str | None:
-    """A caution when the error bars found a parameter unconstrained that simulations as
-    long as the held-out check constrain (``None`` otherwise)."""
-    missed = [] if check is None else _missed(check, uncertainty)
-    if not missed:
+    """A caution (``None`` if none) when simulations as long as the held-out check put a
+    parameter's minimum away from the fitted value, or constrain one the error bars left
+    unresolved."""
+    if check is None:
         return None
-    return (f"{', '.join(missed)}: the fit's loss did not resolve "
-            f"{'it' if len(missed) == 1 else 'them'}, but simulations as long as the held-out "
-            "check do: the fitted value may be off; fit with a longer --duration or more "
-            "--realisations")
+    off = [f"{n} ({p['verdict']})" for n, p in check["parameters"].items()
+           if (p["verdict"] or "").startswith("lower")]
+    missed = [n for n in _missed(check, uncertainty) if n not in check["parameters"] or
+              not check["parameters"][n]["verdict"].startswith("lower")]
+    parts = []
+    if off:
+        parts.append(f"at the held-out length the loss is lower away from the fitted "
+                     f"{', '.join(off)}: the fit's short, noisy loss missed its minimum")
+    if missed:
+        parts.append(f"{', '.join(missed)}: unresolved by the fit's loss, but simulations as "
+                     "long as the held-out check constrain "
+                     f"{'it' if len(missed) == 1 else 'them'}")
+    if not parts:
+        return None
+    return "; ".join(parts) + " (fit with a longer --duration or more --realisations)"
 
 
 def _missed(check: dict, uncertainty: dict | None) -> list[str]:
@@ -109,4 +130,5 @@ def _missed(check: dict, uncertainty: dict | None) -> list[str]:
     if not uncertainty or "names" not in uncertainty:
         return []
     free = {n for n, ok in zip(uncertainty["names"], uncertainty["constrained"]) if not ok}
-    return [n for n, p in check["parameters"].items() if n in free and p["constrained"]]
+    return [n for n, p in check["parameters"].items()
+            if n in free and p["verdict"] not in (None, "flat")]
