@@ -422,21 +422,25 @@ def _plain(x):
     return x
 
 
-def figure(results, path: Path) -> None:
-    """Best loss against time, per k (gradient and CMA-ES)."""
+def figure(results, path: Path, ylabel: str = "best loss so far", **axes_set) -> None:
+    """Best loss against time, per k (gradient and CMA-ES; ``axes_set``: e.g. a log scale).
+    The k sections mark CMA-ES's final best loss."""
     plt = H.pyplot()
     if plt is None:
         return
     fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6), squeeze=False)
     for ax, r in zip(axes[0], results, strict=True):
         for name, colour in (("gradient", "C0"), ("cma", "C1")):
-            run = r[name]
-            pts = [p for p in run["trace"] if math.isfinite(p["best"])]
+            if name not in r:
+                continue
+            pts = [p for p in r[name]["trace"] if p["best"] is not None
+                   and math.isfinite(p["best"])]
             ax.step([p["t"] for p in pts], [p["best"] for p in pts], where="post",
-                    color=colour, label=run["method"])
-        ax.axhline(r["cma"]["best_loss"], color="C1", ls=":", lw=0.8)
-        ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)",
-               ylabel="best loss so far")
+                    color=colour, label=r[name]["method"])
+        if not axes_set:
+            ax.axhline(r["cma"]["best_loss"], color="C1", ls=":", lw=0.8)
+        ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)", ylabel=ylabel,
+               **axes_set)
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -896,30 +900,6 @@ def _fit_heterogeneous_reference() -> dict | None:
         return None
 
 
-def linear_figure(lin: dict, path: Path) -> None:
-    """Best analytic loss against time, per k (gradient and CMA-ES)."""
-    plt = H.pyplot()
-    if plt is None:
-        return
-    results = lin["results"]
-    fig, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6),
-                             squeeze=False)
-    for ax, r in zip(axes[0], results, strict=True):
-        for name, colour in (("gradient", "C0"), ("cma", "C1")):
-            if name not in r:
-                continue
-            pts = [p for p in r[name]["trace"] if p["best"] is not None
-                   and math.isfinite(p["best"])]
-            ax.step([p["t"] for p in pts], [p["best"] for p in pts], where="post",
-                    color=colour, label=r[name]["method"])
-        ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)",
-               ylabel="best analytic loss so far", yscale="log")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def measure_linear_section(args, cma, saved: dict) -> dict:
     """``--linear``: the analytic section measured, the other measurements kept."""
     s = LINEAR_QUICK if args.smoke else LINEAR_FULL
@@ -972,7 +952,8 @@ def figures(m: dict, out: Path) -> None:
     if "results" in m:
         figure(m["results"], out.with_suffix(".png"))
     if "linear" in m:
-        linear_figure(m["linear"], out.with_name(out.stem + "_linear.png"))
+        figure(m["linear"]["results"], out.with_name(out.stem + "_linear.png"),
+               "best analytic loss so far", yscale="log")
 
 
 def options(p) -> None:

@@ -291,8 +291,8 @@ def _rate(hits: int, M: int, ci) -> str:
 
 
 def _table(title: str, header: tuple, rows: list) -> list[str]:
-    return [f"## {title}", "", f"| {' | '.join(header)} |", "|" + "---|" * len(header),
-            *(f"| {' | '.join(map(str, r))} |" for r in rows), ""]
+    """A section holding one table."""
+    return [f"## {title}", "", *H.table(header, rows), ""]
 
 
 def report(data: dict) -> str:
