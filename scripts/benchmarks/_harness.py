@@ -5,7 +5,8 @@ A script is a ``measure(args) -> dict`` (JSON-able measurements) and a ``render(
 the measurements back with ``--from-json``), saves them next to the report and writes it:
 
     --out PATH        the report (default benchmarks/NAME.md; its measurements NAME.json)
-    --from-json PATH  render the report from measurements saved earlier, measure nothing
+    --from-json PATH  render the report from measurements saved earlier (X.json into X.md
+                      unless --out is given), measure nothing
     --smoke           a fast run of every code path, written to a temporary folder unless
                       --out is given (a committed report is never overwritten by one)
 
@@ -165,18 +166,22 @@ def parser(doc: str, name: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=doc.strip().splitlines()[0], allow_abbrev=False)
     p.add_argument("--out", type=Path, default=None,
                    help=f"the report (default benchmarks/{name}.md; with --smoke a temporary "
-                   "folder); its measurements go beside it as .json")
+                   "folder; with --from-json beside its file); its measurements go beside it "
+                   "as .json")
     p.add_argument("--from-json", type=Path, default=None, metavar="PATH",
-                   help="render the report from measurements saved earlier; measure nothing")
+                   help="render the report from measurements saved earlier (X.json: into X.md "
+                   "unless --out is given); measure nothing")
     p.add_argument("--smoke", action="store_true", help="a fast run of every code path")
     return p
 
 
 def out_path(args, name: str) -> Path:
-    """Where the report goes: ``--out``, a temporary folder for ``--smoke``, else
-    ``benchmarks/NAME.md``."""
+    """Where the report goes: ``--out``, beside the measurements of ``--from-json``, a
+    temporary folder for ``--smoke``, else ``benchmarks/NAME.md``."""
     if args.out is not None:
         return args.out
+    if args.from_json is not None:
+        return args.from_json.with_suffix(".md")
     if args.smoke:
         return Path(tempfile.mkdtemp(prefix=f"bench_{name}_")) / f"{name}.md"
     return C.RESULTS / f"{name}.md"
