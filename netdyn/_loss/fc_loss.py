@@ -16,8 +16,8 @@ from .._observation.fcd import fcd, fcd_values
 from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
 from .._parameterisation._base import resolve_parameters
-from .._simulate._arguments import check_key
-from .._simulate.simulate import simulate
+from .._simulate._arguments import check_key, check_parts
+from .._simulate.simulate import simulate_resolved
 from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 from .._validate import flag, number, one_of
@@ -214,6 +214,12 @@ class FcLoss(AbstractFcLoss):
     def signal(self, network: Network, key: Key | None) -> Float[Array, "time nodes"]:
         """The monitored signal of one realisation's measured run (after the burn-in),
         ``[samples, nodes]``, with noise ``key``."""
+        check_key(key)
+        check_parts(network, self.solver)
+        return self._signal(resolve_parameters(network), key)
+
+    def _signal(self, network: Network, key: Key | None) -> Float[Array, "time nodes"]:
+        """``signal`` of a checked network whose parameterisations are resolved."""
         monitors = {"signal": self.monitor}
         t0, history = 0.0, None
         burn_in = self.burn_in_simulated
@@ -223,11 +229,13 @@ class FcLoss(AbstractFcLoss):
         batch_last = self.realisations >= BATCH_LAST
         if burn_in > 0:
             freeze = (lambda tree: tree) if self.burn_in_gradient else _frozen
-            warm = simulate(freeze(network), self.solver, t0=0.0, t1=burn_in, dt=self.dt,
-                            monitors=monitors, key=key, batch_last=batch_last)
+            warm = simulate_resolved(freeze(network), self.solver, t0=0.0, t1=burn_in,
+                                     dt=self.dt, monitors=monitors, key=key, history=None,
+                                     batch_last=batch_last)
             t0, (history, finite) = burn_in, _restartable(freeze(warm.final))
-        sol = simulate(network, self.solver, t0=t0, t1=t0 + self.duration, dt=self.dt,
-                       monitors=monitors, key=key, history=history, batch_last=batch_last)
+        sol = simulate_resolved(network, self.solver, t0=t0, t1=t0 + self.duration,
+                                dt=self.dt, monitors=monitors, key=key, history=history,
+                                batch_last=batch_last)
         x = sol["signal"] if history is None else jnp.where(finite, sol["signal"], jnp.nan)
         return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
 
@@ -236,14 +244,16 @@ class FcLoss(AbstractFcLoss):
     ) -> Float[Array, "realisations time nodes"]:
         """The measured signal of every realisation, ``[realisations, samples, nodes]``
         (the runs whose FCs ``simulated_fc`` averages)."""
-        # Once here rather than in every simulate: the burn-in and the run share it.
+        # Once here rather than in every simulation: the burn-in and the run share it
+        # (simulate_resolved neither checks nor resolves it again).
         network = resolve_parameters(network)
         self._check(network)
         check_key(key)  # before fold_in, whose error about key data would come first
+        check_parts(network, self.solver)
         if key is None or self.realisations == 1:
-            return self.signal(network, key)[None]
+            return self._signal(network, key)[None]
         keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))
-        return jax.vmap(lambda k: self.signal(network, k))(keys)
+        return jax.vmap(lambda k: self._signal(network, k))(keys)
 
     def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
         """The FC the loss compares: the mean over realisations of each run's FC."""

@@ -10,13 +10,11 @@ import jax
 import jax.numpy as jnp
 
 from .._dynamics._base import coupled_indices
-from .._parameterisation._base import resolve_parameters
 from .._solution import SimulationState
 from .._stimulus._terms import StimulusTerms
 from . import _buffer
 from ._arguments import (
     TimeGrid,
-    check_parts,
     finite_parameters,
     split_couplings,
     time_grid,
@@ -38,9 +36,10 @@ class Setup(NamedTuple):
 
 
 def setup(network, solver, *, t0, t1, dt, monitors, key, history) -> Setup:
-    """Check ``simulate``'s arguments and build its loop (see ``simulate``)."""
-    check_parts(network, solver)
-    network = finite_parameters(resolve_parameters(network))
+    """Check ``simulate``'s arguments and build its loop (see ``simulate``); ``network``
+    is already checked (``check_parts``) and resolved (``resolve_parameters``) by the
+    caller, so that a loss running several simulations of one network resolves it once."""
+    network = finite_parameters(network)
     grid = time_grid(t0, t1, dt)
     dynamics = network.dynamics
     # eqx.tree_at skips __check_init__: a model edited after construction is checked here.

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 from .._custom_types import Key
 from .._monitor._base import AbstractMonitor
 from .._network import Network
+from .._parameterisation._base import resolve_parameters
 from .._remat.auto import Auto
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
@@ -88,6 +89,24 @@ def simulate(
     if not isinstance(batch_last, bool):
         raise ValueError(f"batch_last must be True or False, got {batch_last!r}.")
     check_parts(network, solver)
+    return _simulate(resolve_parameters(network), solver, t0=t0, t1=t1, dt=dt,
+                     monitors=monitors, key=key, history=history, batch_last=batch_last)
+
+
+@eqx.filter_jit
+def simulate_resolved(network: Network, solver: AbstractSolver, *, t0: float, t1: float,
+                      dt: float, monitors: dict[str, AbstractMonitor] | None, key: Key | None,
+                      history, batch_last: bool) -> Solution:
+    """``simulate`` of a network already checked (``check_parts``) and resolved
+    (``resolve_parameters``), for a caller that runs several simulations of one network
+    and resolves it once (``FcLoss``: its burn-in and its run)."""
+    return _simulate(network, solver, t0=t0, t1=t1, dt=dt, monitors=monitors, key=key,
+                     history=history, batch_last=batch_last)
+
+
+def _simulate(network, solver, *, t0, t1, dt, monitors, key, history,
+              batch_last) -> Solution:
+    """``simulate``'s body, for a checked and resolved ``network``."""
     if isinstance(solver.remat, Auto):
         # Chosen from the arguments' shapes and dtypes alone, never their (traced) values.
         args = dict(network=network, solver=solver, monitors=monitors, key=key, history=history)
