@@ -2,7 +2,6 @@
 
 import csv
 import io
-import json
 import math
 import os
 
@@ -10,6 +9,7 @@ import equinox as eqx
 import numpy as np
 
 from .._persistence.atomic import write_text_atomic
+from .._persistence.strict_json import strict_dumps
 
 
 def _jsonable(a: np.ndarray) -> list:
@@ -111,7 +111,7 @@ class FitHistory(eqx.Module):
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Write ``to_dict()`` as JSON (atomically: a temporary file, then a rename)."""
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=1))
+        write_text_atomic(path, strict_dumps(self.to_dict(), indent=1))
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """Write one CSV row per step (per step and start for ``fit_multistart``, with a

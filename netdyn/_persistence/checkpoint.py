@@ -21,6 +21,7 @@ from pathlib import Path
 import equinox as eqx
 
 from .atomic import write_atomic
+from .strict_json import strict_dumps
 
 _MAGIC = b"netdyn-fit-checkpoint "
 _VERSION = b"2"
@@ -36,7 +37,7 @@ def save_checkpoint(path: str | os.PathLike, meta: dict, tree) -> None:
     checkpoint or the new one, never a partial file (see ``atomic.write_atomic``).
     """
     payload = io.BytesIO()
-    payload.write(json.dumps(meta, allow_nan=False).encode() + b"\n")
+    payload.write(strict_dumps(meta).encode() + b"\n")
     eqx.tree_serialise_leaves(payload, tree)
     data = payload.getvalue()
     digest = hashlib.sha256(data).hexdigest().encode()

@@ -1,12 +1,15 @@
-"""Strict JSON files, written atomically (a temporary file in the same folder, flushed,
-then ``os.replace`` over the target: ``atomic.py``), so that a full disk, a kill or
-Ctrl-C leaves the previous file or the new one, never a part; and the one reader of the
-JSON files ``netdyn fit`` wrote back (``read_json_object``)."""
+"""Strict JSON (RFC 8259: no ``NaN`` or ``Infinity``), the one writer of the library
+(checkpoint headers, ``FitHistory.to_json``) and of the command line (``params.json``,
+``settings.json``, ...), whose files are written atomically (a temporary file in the same
+folder, flushed, then ``os.replace`` over the target: ``atomic.py``), so that a full disk,
+a kill or Ctrl-C leaves the previous file or the new one, never a part; and the one reader
+of the JSON files ``netdyn fit`` wrote back (``read_json_object``)."""
 
 import json
 import math
 import os
 from pathlib import Path
+from typing import Literal
 
 from .atomic import write_text_atomic
 
@@ -22,9 +25,18 @@ def _strict(x):
     return x
 
 
+def strict_dumps(data, *, nonfinite: Literal["refuse", "null"] = "refuse",
+                 indent: int | None = None) -> str:
+    """``data`` as strict JSON text. A non-finite float (NaN, infinities) is refused
+    (``ValueError``, ``nonfinite="refuse"``) or written as ``null`` (``"null"``)."""
+    if nonfinite == "null":
+        data = _strict(data)
+    return json.dumps(data, indent=indent, allow_nan=False)
+
+
 def write_json(path: str | os.PathLike, data) -> None:
     """``data`` as indented, strict JSON (NaN and infinities as ``null``)."""
-    write_text_atomic(path, json.dumps(_strict(data), indent=1, allow_nan=False) + "\n")
+    write_text_atomic(path, strict_dumps(data, nonfinite="null", indent=1) + "\n")
 
 
 def read_json_object(path: Path, context: str = "", missing: str = "") -> dict:
