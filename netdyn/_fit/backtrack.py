@@ -26,6 +26,20 @@ class BacktrackState(NamedTuple):
     rejected: jax.Array
 
 
+def _check_update(params, value) -> None:
+    """``ValueError`` unless ``backtrack``'s update is given the parameters and the
+    scalar loss at them."""
+    if params is None:
+        raise ValueError("backtrack needs the parameters: update(grads, state, params, "
+                         "value=loss).")
+    if value is None:
+        raise ValueError("backtrack needs the loss at the parameters: update(grads, "
+                         "state, params, value=loss) (netdyn.fit passes it).")
+    if jnp.shape(value) != ():
+        raise ValueError("backtrack: value must be the scalar loss at the parameters, "
+                         f"got shape {jnp.shape(value)}.")
+
+
 def backtrack(optimizer: optax.GradientTransformation,
               shrink: float = 0.5) -> optax.GradientTransformationExtraArgs:
     r"""``optimizer`` with steps that raised the loss taken back and retried shorter.
@@ -86,15 +100,7 @@ def backtrack(optimizer: optax.GradientTransformation,
         )
 
     def update(grads, state: BacktrackState, params=None, *, value=None, **extra):
-        if params is None:
-            raise ValueError("backtrack needs the parameters: update(grads, state, params, "
-                             "value=loss).")
-        if value is None:
-            raise ValueError("backtrack needs the loss at the parameters: update(grads, "
-                             "state, params, value=loss) (netdyn.fit passes it).")
-        if jnp.shape(value) != ():
-            raise ValueError("backtrack: value must be the scalar loss at the parameters, "
-                             f"got shape {jnp.shape(value)}.")
+        _check_update(params, value)
         value = jnp.asarray(value, state.best_value.dtype)
         # A NaN loss is never an improvement: its step is taken back too.
         accept = value <= state.best_value

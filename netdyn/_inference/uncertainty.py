@@ -143,6 +143,39 @@ def constrained(w: np.ndarray, v: np.ndarray) -> np.ndarray:
     return ~free
 
 
+def _sources(level, noise_keys, leave_one_out) -> tuple[list, list]:
+    """``uncertainty``'s arguments checked (``ValueError``): ``(noise_keys,
+    leave_one_out)`` as lists."""
+    if not (isinstance(level, float) and 0 < level < 1):
+        raise ValueError(f"uncertainty level must be a number in (0, 1), got {level!r}.")
+    noise_keys = list(noise_keys) if noise_keys is not None else []
+    leave_one_out = list(leave_one_out) if leave_one_out is not None else []
+    if len(noise_keys) == 1 or len(leave_one_out) == 1:
+        raise ValueError("uncertainty needs at least 2 noise_keys and at least 2 "
+                         "leave_one_out losses to estimate a spread (or None).")
+    if not noise_keys and not leave_one_out:
+        raise ValueError("uncertainty needs noise_keys, leave_one_out or both.")
+    return noise_keys, leave_one_out
+
+
+def _note(valid: bool, w, v, ok, labels, stochastic: bool) -> str:
+    """``Uncertainty.note``: whether the intervals hold, and which coordinates have none."""
+    free = [n for n, c in zip(labels, ok) if not c]
+    if not valid:
+        return (f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
+                f"{describe_direction(v[:, 0], labels)}; no interval")
+    if free:
+        # A simulated loss's curvature is that of its own short, noisy simulations; only
+        # a deterministic loss's flatness is the data's (or its model's).
+        which = ("not resolved by this simulated loss (flat or negative curvature; longer "
+                 "simulations may still constrain them)" if stochastic else
+                 "not constrained by this loss (flat or negative curvature)")
+        return (f"{which}: "
+                f"{', '.join(free)}, no interval; the other intervals hold "
+                f"{'it' if len(free) == 1 else 'them'} at the fitted value")
+    return "first-order intervals around a minimum of the loss"
+
+
 def uncertainty(
     loss_fn: Callable[[Any, Any], Any],
     model: Any,
@@ -196,15 +229,7 @@ def uncertainty(
 
     **Returns**: an ``Uncertainty``.
     """
-    if not (isinstance(level, float) and 0 < level < 1):
-        raise ValueError(f"uncertainty level must be a number in (0, 1), got {level!r}.")
-    noise_keys = list(noise_keys) if noise_keys is not None else []
-    leave_one_out = list(leave_one_out) if leave_one_out is not None else []
-    if len(noise_keys) == 1 or len(leave_one_out) == 1:
-        raise ValueError("uncertainty needs at least 2 noise_keys and at least 2 "
-                         "leave_one_out losses to estimate a spread (or None).")
-    if not noise_keys and not leave_one_out:
-        raise ValueError("uncertainty needs noise_keys, leave_one_out or both.")
+    noise_keys, leave_one_out = _sources(level, noise_keys, leave_one_out)
     # Whether the loss is simulated (its own noise); a loss of the user's own is when it
     # is given noise keys.
     stochastic = (loss_fn.stochastic if isinstance(loss_fn, AbstractLoss) else
@@ -240,21 +265,7 @@ def uncertainty(
     u = np.asarray(u0)
     lower = np.asarray(_values(params, jnp.asarray(u - quantiles * sd_u, u0.dtype)))
     upper = np.asarray(_values(params, jnp.asarray(u + quantiles * sd_u, u0.dtype)))
-    free = [n for n, c in zip(params.labels, ok) if not c]
-    if not valid:
-        note = (f"not at a minimum: the Hessian has eigenvalue {w[0]:.3g} along "
-                f"{describe_direction(v[:, 0], params.labels)}; no interval")
-    elif free:
-        # A simulated loss's curvature is that of its own short, noisy simulations; only
-        # a deterministic loss's flatness is the data's (or its model's).
-        which = ("not resolved by this simulated loss (flat or negative curvature; longer "
-                 "simulations may still constrain them)" if stochastic else
-                 "not constrained by this loss (flat or negative curvature)")
-        note = (f"{which}: "
-                f"{', '.join(free)}, no interval; the other intervals hold "
-                f"{'it' if len(free) == 1 else 'them'} at the fitted value")
-    else:
-        note = "first-order intervals around a minimum of the loss"
+    note = _note(valid, w, v, ok, params.labels, stochastic)
     sloppy = tuple(describe_direction(v[:, k], params.labels)
                    for k in flat_directions(w, SLOPPY))
     return Uncertainty(

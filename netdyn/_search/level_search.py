@@ -83,49 +83,9 @@ def level_search(
     simulation) count as below every target. ``bracket`` is ``None`` when no level
     reached ``target``, or every level did.
     """
-    v = np.unique(np.asarray(values, dtype=float).ravel())
-    if v.size < 3 or not np.all(np.isfinite(v)):
-        raise ValueError(f"level_search values must hold >= 3 distinct finite values, got "
-                         f"{np.asarray(values).tolist()!r}.")
-    target = float(target)
-    if not math.isfinite(target):
-        raise ValueError(f"level_search target must be finite, got {target}.")
-    for name, n in (("iterations", iterations), ("peak_iterations", peak_iterations),
-                    ("extend", extend)):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"level_search {name} must be an int >= 0, got {n!r}.")
-    if not (math.isfinite(factor) and factor > 1):
-        raise ValueError(f"level_search factor must be > 1, got {factor}.")
-    if side not in ("falling", "rising"):
-        raise ValueError(f"level_search side must be 'falling' or 'rising', got {side!r}.")
-
-    seen: dict[str, list[float]] = {}
-    order: list[float] = []
-    stage: list[str] = []
-    points: dict[float, float] = {}  # value -> level (non-finite as -inf)
-
-    def evaluate(x: np.ndarray, label: str) -> None:
-        out = fn(x)
-        if key not in out:
-            raise ValueError(f"level_search: fn's output has no {key!r} entry "
-                             f"(it has {sorted(out)}).")
-        for name, y in out.items():
-            y = np.asarray(y, dtype=float).reshape(-1)
-            if y.shape != x.shape:
-                raise ValueError(f"level_search: fn returned {name!r} of shape {y.shape} "
-                                 f"for {x.shape[0]} values.")
-            seen.setdefault(name, []).extend(y.tolist())
-        levels = np.asarray(out[key], dtype=float).reshape(-1)
-        for g, level in zip(x.tolist(), levels.tolist()):
-            points[g] = level if math.isfinite(level) else -math.inf
-        order.extend(x.tolist())
-        stage.extend([label] * x.size)
-
-    def top() -> tuple[np.ndarray, np.ndarray, int]:
-        g = np.asarray(sorted(points))
-        level = np.asarray([points[x] for x in g])
-        return g, level, int(np.argmax(level))
-
+    v, target = _checked(values, target, iterations, peak_iterations, extend, factor, side)
+    run = _Evaluations(fn, key)
+    evaluate, top, points = run.evaluate, run.top, run.points
     evaluate(v, "scan")
     for _ in range(extend):
         g, level, k = top()
@@ -143,7 +103,84 @@ def level_search(
         a, m, b = g[k - 1], g[k], g[k + 1]
         evaluate(np.asarray([0.5 * (a + m) if m - a > b - m else 0.5 * (m + b)]), "peak")
 
-    g, level, k = top()
+    bracket = _crossing(*top(), target, side)
+    if bracket is None:
+        return run.result(None)
+    lo, hi = bracket
+    high_at_lo = points[lo] >= target
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        evaluate(np.asarray([mid]), "bisect")
+        if (points[mid] >= target) == high_at_lo:
+            lo = mid
+        else:
+            hi = mid
+    return run.result((float(lo), float(hi)))
+
+
+def _checked(values, target, iterations, peak_iterations, extend, factor, side):
+    """``(sorted distinct values, target)``, every argument checked (``ValueError``)."""
+    v = np.unique(np.asarray(values, dtype=float).ravel())
+    if v.size < 3 or not np.all(np.isfinite(v)):
+        raise ValueError(f"level_search values must hold >= 3 distinct finite values, got "
+                         f"{np.asarray(values).tolist()!r}.")
+    target = float(target)
+    if not math.isfinite(target):
+        raise ValueError(f"level_search target must be finite, got {target}.")
+    for name, n in (("iterations", iterations), ("peak_iterations", peak_iterations),
+                    ("extend", extend)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"level_search {name} must be an int >= 0, got {n!r}.")
+    if not (math.isfinite(factor) and factor > 1):
+        raise ValueError(f"level_search factor must be > 1, got {factor}.")
+    if side not in ("falling", "rising"):
+        raise ValueError(f"level_search side must be 'falling' or 'rising', got {side!r}.")
+    return v, target
+
+
+class _Evaluations:
+    """Every evaluation of ``fn`` so far: its outputs, their order and stage, and the
+    level at each value (``points``; non-finite as -inf)."""
+
+    def __init__(self, fn, key: str):
+        self.fn, self.key = fn, key
+        self.seen: dict[str, list[float]] = {}
+        self.order: list[float] = []
+        self.stage: list[str] = []
+        self.points: dict[float, float] = {}
+
+    def evaluate(self, x: np.ndarray, label: str) -> None:
+        out = self.fn(x)
+        if self.key not in out:
+            raise ValueError(f"level_search: fn's output has no {self.key!r} entry "
+                             f"(it has {sorted(out)}).")
+        for name, y in out.items():
+            y = np.asarray(y, dtype=float).reshape(-1)
+            if y.shape != x.shape:
+                raise ValueError(f"level_search: fn returned {name!r} of shape {y.shape} "
+                                 f"for {x.shape[0]} values.")
+            self.seen.setdefault(name, []).extend(y.tolist())
+        levels = np.asarray(out[self.key], dtype=float).reshape(-1)
+        for g, level in zip(x.tolist(), levels.tolist()):
+            self.points[g] = level if math.isfinite(level) else -math.inf
+        self.order.extend(x.tolist())
+        self.stage.extend([label] * x.size)
+
+    def top(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """``(values sorted, their levels, index of the highest)``."""
+        g = np.asarray(sorted(self.points))
+        level = np.asarray([self.points[x] for x in g])
+        return g, level, int(np.argmax(level))
+
+    def result(self, bracket) -> LevelSearch:
+        return LevelSearch(np.asarray(self.order),
+                           {n: np.asarray(x) for n, x in self.seen.items()},
+                           tuple(self.stage), bracket)
+
+
+def _crossing(g, level, k: int, target: float, side: str) -> tuple[float, float] | None:
+    """The pair of neighbours between which the level crosses ``target`` next to the peak
+    ``k`` (see ``level_search``, step 3), or ``None``: never reached, or never left."""
     # The crossing next to the peak, between neighbours; a diverged point is none.
     finite = np.isfinite(level)
     right = np.flatnonzero(level[k + 1:] < target)
@@ -156,22 +193,8 @@ def level_search(
     left = left[level[left + 1] >= target] if left.size else left
     if side == "rising":
         right = right[:0]
-    if level[k] < target or not (right.size or left.size):  # never reached, or never left
-        return _result(order, seen, stage, None)
+    if level[k] < target or not (right.size or left.size):
+        return None
     # Between the first point past the peak below the target and its neighbour towards
     # the peak.
-    lo, hi = (g[right[0] - 1], g[right[0]]) if right.size else (g[left[0]], g[left[0] + 1])
-    high_at_lo = points[lo] >= target
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        evaluate(np.asarray([mid]), "bisect")
-        if (points[mid] >= target) == high_at_lo:
-            lo = mid
-        else:
-            hi = mid
-    return _result(order, seen, stage, (float(lo), float(hi)))
-
-
-def _result(order, seen, stage, bracket) -> LevelSearch:
-    return LevelSearch(np.asarray(order), {n: np.asarray(x) for n, x in seen.items()},
-                       tuple(stage), bracket)
+    return (g[right[0] - 1], g[right[0]]) if right.size else (g[left[0]], g[left[0] + 1])
