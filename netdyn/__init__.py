@@ -4,6 +4,7 @@ from . import (
     _presets as presets,  # noqa: F401 - the namespace nd.presets
     cli as cli,
     datasets as datasets,
+    inference as inference,
 )
 from ._coupling._base import (
     AbstractCoupling as AbstractCoupling,
