@@ -140,3 +140,11 @@ def test_allowed_offenders_still_exist():
         tree = ast.parse((PACKAGE / path).read_text())
         assert any(isinstance(n, ast.FunctionDef) and n.name == function
                    for n in ast.walk(tree)), name
+
+
+def test_inference_namespace_holds_the_top_level_statistics():
+    names = ("check_gradient", "GradientCheck", "identifiability", "Identifiability",
+             "uncertainty", "Uncertainty", "local_profile", "profile", "Profile")
+    assert sorted(nd.inference.__all__) == sorted(names)
+    for name in names:
+        assert getattr(nd.inference, name) is getattr(nd, name), name
