@@ -21,7 +21,8 @@ class GradientCheck(NamedTuple):
     - ``finite_difference``: $(L(\\theta + h d) - L(\\theta - h d)) / 2h$.
     - ``finite_difference_half``: the same with $h / 2$ (their difference shows how far
       the finite difference itself can be trusted).
-    - ``step``: $h$; ``direction``: $d$, a list of arrays shaped as the leaves.
+    - ``step``: $h$; ``direction``: $d$, a list of arrays shaped as the leaves (in the
+      unconstrained coordinate $u$ of a leaf that ``bounds`` bounds).
     - ``relative_error``: $|\\nabla L \\cdot d - \\mathrm{FD}| / \\max(|\\mathrm{FD}|,
       \\text{tiny})$, with FD the $h/2$ estimate.
     - ``settled``: the finite differences at $h$ and $h / 2$ agree within ``rtol`` (else
