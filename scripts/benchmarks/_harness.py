@@ -139,6 +139,14 @@ def run_cli(argv: list[str]) -> tuple[float, list[tuple[float, str]]]:
     return wall, lines
 
 
+def without_temporary_paths(text: str) -> str:
+    """``text`` with the paths into the temporary folder (the command's files and results
+    there) as ``<temporary>``: saved measurements name no machine's paths."""
+    import re
+
+    return re.sub(re.escape(tempfile.gettempdir()) + r"/[^\s\"',]*", "<temporary>", text)
+
+
 def fit_here(argv: list[str]) -> dict:
     """``netdyn ARGV`` in this process, its output captured: its exit status, wall seconds,
     last 4 printed lines and, when it succeeded, its ``params.json`` (``--out``'s)."""
@@ -153,9 +161,10 @@ def fit_here(argv: list[str]) -> dict:
     seconds = time.perf_counter() - start
     report = None
     if status == 0:
-        report = loads((Path(argv[argv.index("--out") + 1]) / "params.json").read_text())
-    return {"status": status, "seconds": seconds, "report": report,
-            "summary": printed.getvalue().strip().splitlines()[-4:]}
+        report = (Path(argv[argv.index("--out") + 1]) / "params.json").read_text()
+        report = loads(without_temporary_paths(report))
+    lines = without_temporary_paths(printed.getvalue()).strip().splitlines()
+    return {"status": status, "seconds": seconds, "report": report, "summary": lines[-4:]}
 
 
 # ------------------------------------------------------------------------------ the driver

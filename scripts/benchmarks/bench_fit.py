@@ -312,7 +312,7 @@ def measure(a) -> dict:
     res["machine"] = {"arch": platform.machine(), "cores": os.cpu_count(),
                       "jax": jax.__version__}
     # the temporary folder's name left out of the saved measurements
-    return H.loads(H.dumps(res).replace(str(folder), "<folder>"))
+    return H.loads(H.without_temporary_paths(H.dumps(res).replace(str(folder), "<folder>")))
 
 
 # ------------------------------------------------------------------------ the report
