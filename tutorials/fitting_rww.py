@@ -5,8 +5,8 @@
 # With a differentiable simulator we can instead descend the gradient of the loss, which
 # also works for hundreds of parameters: here first `G` with the noise amplitude, then
 # `G` together with one external input `I_o` per region (81 parameters). The target is
-# the empirical functional connectivity (FC) of runs 1-4 of the embedded `hcp` BOLD;
-# every fit is checked on simulations with noise it never saw, and scored on runs 5-7,
+# the empirical functional connectivity (FC) of subjects 1-4 of the embedded `hcp` BOLD;
+# every fit is checked on simulations with noise it never saw, and scored on subjects 5-7,
 # which it never saw either, against the noise ceiling of that split.
 #
 # Run it with `python tutorials/fitting_rww.py` (`--quick` for a shorter run that shows
@@ -41,11 +41,12 @@ out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "
 # ## Data and model
 #
 # The `hcp` dataset holds a group connectome of 80 AAL2 regions (weights
-# `W[target, source]`, tract lengths in mm), and 7 runs of resting-state BOLD of its
-# regions, sampled every `TR = 720` ms (`data.bold`, `[runs, time, regions]`). We fit the
-# FC of runs 1-4 (`nd.runs_fc`: the mean of each run's FC) and keep runs 5-7 to score the
-# fit. The FCs of the two halves correlate at r = 0.899 (`nd.noise_ceiling`): that is the
-# best any model fitted to runs 1-4 can expect on runs 5-7, and their levels differ too.
+# `W[target, source]`, tract lengths in mm), and one run of resting-state BOLD from each
+# of 7 subjects, sampled every `TR = 720` ms (`data.bold`, `[runs, time, regions]`). We
+# fit the FC of subjects 1-4 (`nd.runs_fc`: the mean of each run's FC) and keep subjects
+# 5-7 to score the fit. The FCs of the two groups correlate at r = 0.899
+# (`nd.noise_ceiling`): that is the best any model fitted to subjects 1-4 can expect on
+# subjects 5-7, and their levels differ too.
 # The model: Reduced Wong-Wang nodes (Deco et al. 2013), delays from the tract lengths at
 # 4 mm/ms, delayed linear coupling, additive noise on `S`, and Balloon-Windkessel BOLD
 # computed inside the time loop.
@@ -67,8 +68,8 @@ train_runs, test_runs = data.bold[:4], data.bold[4:]
 target = nd.runs_fc(train_runs)
 ceiling = nd.noise_ceiling(train_runs, test_runs)
 levels = [np.mean(nd.upper_triangle(f, k=1)) for f in (target, nd.runs_fc(test_runs))]
-print(f"noise ceiling, runs 1-4 against 5-7: FC r {ceiling:.3f}; mean FC {levels[0]:.3f} "
-      f"(runs 1-4), {levels[1]:.3f} (runs 5-7)")
+print(f"noise ceiling, subjects 1-4 against 5-7: FC r {ceiling:.3f}; mean FC {levels[0]:.3f} "
+      f"(subjects 1-4), {levels[1]:.3f} (subjects 5-7)")
 TR = data.tr
 BURN_IN = TR * (10 if QUICK else 80)  # 7.2 s or 57.6 s, not compared
 DURATION = TR * (20 if QUICK else 60)  # BOLD per realisation: 14.4 s or 43.2 s
@@ -227,10 +228,10 @@ print(f"G = {float(fitted.coupling.G):.4f}; I_o from {I_o.min():.3f} to {I_o.max
 # A fit is a result only if it holds on data the fit did not see. Each model is
 # simulated again with a new noise key and four times more BOLD per realisation
 # (`loss_fn.replace(...)`), and scored on the FC pattern (r), its level (mean FC against
-# the empirical one) and saturation (pairs above 0.9): against runs 1-4, which it was
-# fitted to, and against runs 5-7, which it never saw (`nd.score_runs`, with the fraction
+# the empirical one) and saturation (pairs above 0.9): against subjects 1-4, which it was
+# fitted to, and against subjects 5-7, which it never saw (`nd.score_runs`, with the fraction
 # of the noise ceiling reached). Numbers for the full run are in `benchmarks/fit_rww.md`;
-# gains that vanish here were fitted to the noise or to runs 1-4.
+# gains that vanish here were fitted to the noise or to subjects 1-4.
 
 # %%
 heldout_fn = loss_fn.replace(duration=4 * DURATION)
@@ -240,14 +241,14 @@ models = {"initial": net, "scan start": start, "fitted G, sigma": fitted_G,
           "fitted G + regional I_o": fitted}
 signals = eqx.filter_jit(heldout_fn.signals)
 print(f"{'model':26s} {'r (fit)':>8s} {'r (held-out)':>13s} {'mean FC':>8s} {'> 0.9':>6s} "
-      f"{'r (runs 5-7)':>13s} {'of ceiling':>11s}")
+      f"{'r (subjects 5-7)':>16s} {'of ceiling':>11s}")
 for name, model in models.items():
     fit_metrics = evaluate(model, key)[1]
     new = heldout(model, new_key)[1]
     test = nd.score_runs(np.asarray(signals(model, new_key)), test_runs, train=train_runs)
     print(f"{name:26s} {float(fit_metrics['fc_r']):+8.3f} {float(new['fc_r']):+13.3f} "
           f"{float(new['mean_fc']):8.3f} {100 * float(new['saturation']):5.1f}% "
-          f"{test['fc_r']:+13.3f} {100 * test['fraction_of_ceiling']:10.0f}%")
+          f"{test['fc_r']:+16.3f} {100 * test['fraction_of_ceiling']:10.0f}%")
 
 # %% [markdown]
 # ## Plots
@@ -282,7 +283,7 @@ if plt is not None:
     ax.scatter(strength, I_o, s=12)
     ax.set(xlabel="incoming weight (row sum of W)", ylabel="fitted I_o",
            title="regional inputs")
-    for ax, matrix, title in [(axes[1, 0], target, "empirical FC, runs 1-4"),
+    for ax, matrix, title in [(axes[1, 0], target, "empirical FC, subjects 1-4"),
                               (axes[1, 1], simulated, "simulated FC (held-out noise)")]:
         # One colour scale for both (the level matters), the diagonal (always 1) masked.
         shown = np.where(np.eye(n_nodes, dtype=bool), np.nan, matrix)
@@ -292,7 +293,7 @@ if plt is not None:
     ax = axes[1, 2]
     test_fc = nd.runs_fc(test_runs)
     ax.scatter(test_fc[iu], simulated[iu], s=2, alpha=0.4)
-    ax.set(xlabel="empirical FC, runs 5-7 (never fitted)", ylabel="simulated FC (held-out)",
+    ax.set(xlabel="empirical FC, subjects 5-7 (never fitted)", ylabel="simulated FC (held-out)",
            title=f"r = {np.corrcoef(test_fc[iu], simulated[iu])[0, 1]:.3f}")
     fig.tight_layout()
     fig.savefig(out / "fitting_rww.png", dpi=120)

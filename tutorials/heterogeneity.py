@@ -3,8 +3,8 @@
 #
 # A homogeneous whole-brain model (one set of parameters for every region, coupled through
 # the structural connectome) reproduces the functional connectivity (FC) of resting-state
-# BOLD only so far: on the embedded `hcp` data, fitted to runs 1-4, it reaches an FC r of
-# about 0.62 on runs 5-7 against a noise ceiling of 0.90. What it misses is regional: in
+# BOLD only so far: on the embedded `hcp` data, fitted to subjects 1-4, it reaches an FC r of
+# about 0.62 on subjects 5-7 against a noise ceiling of 0.90. What it misses is regional: in
 # the model a region's FC follows its structural in-strength much more closely than in
 # the data. This tutorial lets every region's input have its own gain, 80 parameters
 # fitted by gradient descent through the whole simulation, and scores the result on runs
@@ -46,9 +46,9 @@ out = Path(os.environ.get("NETDYN_TUTORIAL_OUT", Path(tempfile.gettempdir()) / "
 # %% [markdown]
 # ## Data, split and noise ceiling
 #
-# The FC of runs 1-4 is the target; runs 5-7 are kept for the score. The FC r between the
-# two halves (`nd.noise_ceiling`) is the best any model fitted to runs 1-4 can expect on
-# runs 5-7.
+# The FC of subjects 1-4 is the target; subjects 5-7 are kept for the score. The FC r
+# between the two groups (`nd.noise_ceiling`) is the best any model fitted to subjects
+# 1-4 can expect on subjects 5-7.
 
 # %%
 data = nd.datasets.load("hcp")
@@ -56,7 +56,7 @@ weights = np.asarray(data.weights) / np.max(data.weights)
 train_runs, test_runs = data.bold[:4], data.bold[4:]
 target = nd.runs_fc(train_runs)
 ceiling = nd.noise_ceiling(train_runs, test_runs)
-print(f"80 regions; noise ceiling (runs 1-4 against 5-7): FC r {ceiling:.3f}")
+print(f"80 regions; noise ceiling (subjects 1-4 against 5-7): FC r {ceiling:.3f}")
 
 # %% [markdown]
 # ## The balanced model
@@ -85,7 +85,7 @@ print(f"J_i from {J_i.min():.2f} to {J_i.max():.2f} nA; correlation with in-stre
 # `netdyn fit --model rww-ei-fic` scan finds it with `nd.level_search`).
 #
 # `score` simulates a model with a new noise key, four runs of 288 s (`--quick`: much
-# shorter), and scores them against the test runs with `nd.score_runs`.
+# shorter), and scores them against the test subjects with `nd.score_runs`.
 
 # %%
 TR = data.tr
@@ -104,13 +104,13 @@ key, new_key = jax.random.key(0), jax.random.key(1)
 
 
 def score(model):
-    """Scores of ``model``'s held-out simulation against the test runs."""
+    """Scores of ``model``'s held-out simulation against the test subjects."""
     s = nd.score_runs(np.asarray(signals(model, new_key)), test_runs, train=train_runs)
     return {k: s[k] for k in ("fc_r", "mean_fc", "fraction_of_ceiling")}
 
 
 homogeneous = score(net)
-print("homogeneous, test runs:", {k: round(v, 3) for k, v in homogeneous.items()})
+print("homogeneous, test subjects:", {k: round(v, 3) for k, v in homogeneous.items()})
 
 # %% [markdown]
 # ## One gain per region
@@ -148,8 +148,8 @@ print(f"G {float(fitted.coupling.G):.4f}; input gains from {g.min():.2f} to {g.m
 # %% [markdown]
 # ## Held out: new noise, runs never seen
 #
-# The test that counts: the fitted model with new noise against runs 5-7. A gain that
-# holds there was not fitted to the noise of the fit or to runs 1-4.
+# The test that counts: the fitted model with new noise against subjects 5-7. A gain that
+# holds there was not fitted to the noise of the fit or to subjects 1-4.
 
 # %%
 heterogeneous = score(fitted)
@@ -184,7 +184,7 @@ if plt is not None:
     for model, label in ((net, "homogeneous"), (fitted, "input gains")):
         fc = np.asarray(nd.runs_fc(np.asarray(signals(model, new_key))))[iu]
         axes[2].scatter(test_fc, fc, s=2, alpha=0.4, label=label)
-    axes[2].set(xlabel="FC, test runs 5-7", ylabel="FC, held-out simulation", title="held out")
+    axes[2].set(xlabel="FC, test subjects 5-7", ylabel="FC, held-out simulation", title="held out")
     axes[2].legend(markerscale=5)
     fig.tight_layout()
     fig.savefig(out / "heterogeneity.png", dpi=110)
@@ -223,7 +223,7 @@ print(f"{len(linear_history.loss)} steps in {linear_history.wall_time.sum():.0f}
 #
 # The analytic FC is what the fit believes; the model that counts is the nonlinear,
 # delayed one with noise. Simulate the analytically fitted model as before (new noise,
-# runs 5-7), and compare with the analytic FC's own score on the test runs. The linear
+# subjects 5-7), and compare with the analytic FC's own score on the test subjects. The linear
 # picture is exact only for vanishing noise: at this model's noise level the simulated
 # FC is higher than the analytic one (by about 0.06 in mean FC at `sigma=0.001` on the
 # full-length runs), while its pattern follows it closely. Look at the level and the
@@ -247,9 +247,9 @@ simulated = nd.score_runs(np.asarray(signals(linear_fitted, new_key)), test_runs
 S_e = np.asarray(linear.fixed_point)[0]
 print(f"fixed point: S_e from {S_e.min():.3f} to {S_e.max():.3f}; slowest mode decays in "
       f"{-1 / float(linear.abscissa) / 1000:.1f} s")
-print(f"analytic FC against the test runs: r {believed:.3f}, mean FC "
+print(f"analytic FC against the test subjects: r {believed:.3f}, mean FC "
       f"{np.asarray(linear.fc)[iu].mean():.3f}")
-print(f"simulated against the test runs:   r {simulated['fc_r']:.3f} "
+print(f"simulated against the test subjects:   r {simulated['fc_r']:.3f} "
       f"({100 * simulated['fraction_of_ceiling']:.0f} % of the ceiling), mean FC "
-      f"{simulated['mean_fc']:.3f} (runs' {simulated['empirical_mean_fc']:.3f}), "
+      f"{simulated['mean_fc']:.3f} (test subjects' {simulated['empirical_mean_fc']:.3f}), "
       f"saturation {simulated['saturation']:.2f}")
