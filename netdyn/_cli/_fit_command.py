@@ -214,7 +214,7 @@ def _run(out: Path, planned: FitPlan) -> int:
         print("netdyn fit: error bars of the parameters ...", flush=True)
     spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key,
                                    fcd_samples(args))
-    long = long_check(args, planned.heldout_loss, fitted, where, key, heldout[2])
+    long = long_check(args, planned.heldout_loss, fitted, where, key, heldout[2], spread)
     interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)
     result = report(args, history, where(fitted), (train, heldout[0]), scan, data.target,

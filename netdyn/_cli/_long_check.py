@@ -32,11 +32,13 @@ RISE_SES = 2.0
 
 
 def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
-               heldout_each: list[dict]) -> dict | None:
+               heldout_each: list[dict], uncertainty: dict | None = None) -> dict | None:
     """The held-out loss (``heldout_fn``, each held-out set's noise in turn) at
     ``FACTORS`` times each fitted global value, the others fixed, beside that set's loss
     at the fit; ``None`` for the analytic engine (deterministic: its Hessian is the whole
-    answer) or without a fitted global value.
+    answer) or without a fitted global value left without an interval by the error bars
+    (``uncertainty``, the command's report of them: each value it gave no interval, every
+    value when it gave none or was skipped).
 
     ``{"factors", "parameters": {name: {"values", "rise", "rise_each", "fc_r",
     "mean_fc", "verdict"}}, "loss_at_fit", "seconds"}``: ``rise`` the mean over the sets
@@ -45,8 +47,8 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
     else ``_verdict``'s."""
     if args.engine == "linear" or not heldout_fn.stochastic:
         return None
-    names = [n for n in where.names
-             if n not in where.mapped and np.ndim(leaf(fitted, n)) == 0]
+    names = [n for n in where.names if n not in where.mapped
+             and np.ndim(leaf(fitted, n)) == 0 and not _has_interval(long_name(n), uncertainty)]
     if not names:
         return None
     if not args.quiet:
@@ -77,6 +79,13 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
             "verdict": _verdict(rise_each) if len(keys) > 1 else None}
     return {"factors": list(FACTORS), "parameters": out,
             "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
+
+
+def _has_interval(name: str, uncertainty: dict | None) -> bool:
+    """Whether the error bars gave ``name`` an interval (then its curvature was seen)."""
+    if not uncertainty or not uncertainty.get("valid") or name not in uncertainty["names"]:
+        return False
+    return bool(uncertainty["constrained"][uncertainty["names"].index(name)])
 
 
 def _verdict(rise_each: np.ndarray) -> str:
