@@ -46,11 +46,12 @@ simulated:
   through the loss's Hessian, when at most 8 values are fitted (--uncertainty); a
   parameter the loss does not constrain gets none and is named. With an interval for G,
   the loss along G (5 points) is drawn beside the quadratic model the interval rests on.
-- Long check (simulation engine): for each fitted global value (G, sigma) the error
-  bars gave no interval, the loss at the held-out length at 0.8x and 1.25x it, each
-  held-out set with its own noise: "lower" on a side where every set is lower and the
-  mean change exceeds two standard errors (a caution: the fit missed the minimum), "a
-  minimum" where every set rises on both sides by as much, else flat within the noise.
+- Long check (simulation engine, 2 or more held-out sets): for each fitted global
+  value (G, sigma) the error bars gave no interval, the loss at the held-out length at
+  0.8x and 1.25x it, each held-out set with its own noise: "lower" on a side where
+  every set is lower and the mean change exceeds two standard errors (a caution: the
+  fit missed the minimum), "a minimum" where every set rises on both sides by as much,
+  else flat within the noise.
 
 Time on 2 CPU cores (float64), an otherwise idle machine (load average 1.0): 148 s
 for the whole command (the scan, the gradient check and the fit 30 s; the held-out

@@ -36,17 +36,16 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
     """The held-out loss (``heldout_fn``, each held-out set's noise in turn) at
     ``FACTORS`` times each fitted global value, the others fixed, beside that set's loss
     at the fit; ``None`` for the analytic engine (deterministic: its Hessian is the whole
-    answer) or without a fitted global value left without an interval by the error bars
-    (``uncertainty``, the command's report of them: each value it gave no interval, every
-    value when it gave none or was skipped).
+    answer), with fewer than 2 held-out sets, or without a fitted global value left
+    without an interval by the error bars (``uncertainty``, the command's report of them:
+    each value it gave no interval, every value when it gave none or was skipped).
 
     ``{"factors", "parameters": {name: {"values", "rise", "rise_each", "fc_r",
     "mean_fc", "verdict"}}, "loss_at_fit", "seconds"}``: ``rise`` the mean over the sets
     of the loss's change from the fit, ``rise_each`` each set's, ``fc_r`` and ``mean_fc``
-    the means over the sets; ``verdict`` ``None`` with one set (no spread to judge by),
-    else ``_verdict``'s."""
-    if args.engine == "linear" or not heldout_fn.stochastic:
-        return None
+    the means over the sets; ``verdict`` ``_verdict``'s."""
+    if args.engine == "linear" or not heldout_fn.stochastic or len(heldout_each) < 2:
+        return None  # one set has no spread to judge a change by
     names = [n for n in where.names if n not in where.mapped
              and np.ndim(leaf(fitted, n)) == 0 and not _has_interval(long_name(n), uncertainty)]
     if not names:
@@ -76,7 +75,7 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
             "rise": rise_each.mean(axis=1).tolist(), "rise_each": rise_each.tolist(),
             "fc_r": [float(np.mean([p["fc_r"] for p in row])) for row in points],
             "mean_fc": [float(np.mean([p["mean_fc"] for p in row])) for row in points],
-            "verdict": _verdict(rise_each) if len(keys) > 1 else None}
+            "verdict": _verdict(rise_each)}
     return {"factors": list(FACTORS), "parameters": out,
             "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
 
@@ -109,13 +108,12 @@ def long_check_line(check: dict | None) -> str:
         return ""
     parts = []
     for name, p in check["parameters"].items():
-        verdict = {None: "", "minimum": ", a minimum",
+        verdict = {"minimum": ", a minimum",
                    "flat": ", flat within this length's noise"
                    }.get(p["verdict"], f", {p['verdict']}: the fit is off")
         parts.append(f"{name} {p['rise'][0]:+.3g} / {p['rise'][1]:+.3g}{verdict}")
     sets = len(next(iter(check["parameters"].values()))["rise_each"][0])
-    spread = ("one held-out set: no spread to judge by" if sets == 1 else
-              f"mean over {sets} held-out sets, each with its own noise")
+    spread = f"mean over {sets} held-out sets, each with its own noise"
     factors = " and ".join(f"{f:g}x" for f in check["factors"])
     return (f"netdyn fit: change of the loss at the held-out length at {factors} each "
             f"fitted value, from {check['loss_at_fit']:.4g} at the fit ({spread}; "
@@ -129,7 +127,7 @@ def long_check_caution(check: dict | None, uncertainty: dict | None) -> str | No
     if check is None:
         return None
     off = [f"{n} ({p['verdict']})" for n, p in check["parameters"].items()
-           if (p["verdict"] or "").startswith("lower")]
+           if p["verdict"].startswith("lower")]
     missed = [n for n in _missed(check, uncertainty) if n not in check["parameters"] or
               not check["parameters"][n]["verdict"].startswith("lower")]
     parts = []
@@ -152,4 +150,4 @@ def _missed(check: dict, uncertainty: dict | None) -> list[str]:
         return []
     free = {n for n, ok in zip(uncertainty["names"], uncertainty["constrained"]) if not ok}
     return [n for n, p in check["parameters"].items()
-            if n in free and p["verdict"] not in (None, "flat")]
+            if n in free and p["verdict"] != "flat"]
