@@ -32,7 +32,6 @@ from ._report import (
     for_people,
     no_crossing_message,
     report,
-    summary,
     write_history,
     write_results,
 )
@@ -47,6 +46,7 @@ from ._run_folder import (
     resume_command,
     resumes,
 )
+from ._summary import summary
 from ._uncertainty import parameter_uncertainty
 
 # The held-out noise: a stream of the seed's key that the fit's realisations

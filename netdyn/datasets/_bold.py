@@ -1,7 +1,6 @@
 """Reader for regional BOLD time series of fMRI runs (fMRIPrep / XCP-D / nilearn files)."""
 
 import csv
-import json
 import math
 import os
 from collections.abc import Sequence
@@ -12,11 +11,11 @@ import numpy as np
 
 from ._files import PathLike, data_lines, read_text
 from ._npy_runs import read_npy_runs
+from ._tr import check_tr, run_tr, sidecar_tr
 
 _TEXT = (".tsv", ".csv", ".txt")
 _MISSING = ("n/a", "na", "nan", "")  # lower-cased; "" is how pandas writes NaN by default
 _MIN_TIME = 10  # fewest time points per run for an FC worth the name
-_RTOL = 1e-6
 _WHAT = "BOLD time series"
 
 
@@ -83,7 +82,7 @@ def read_bold(
     """
     files = _as_paths(paths)
     if tr is not None:
-        tr = _check_tr(tr)
+        tr = check_tr(tr)
     if n_regions is not None and (
         isinstance(n_regions, bool) or not isinstance(n_regions, int | np.integer) or n_regions < 1
     ):
@@ -121,7 +120,7 @@ def read_bold(
                 )
             run.flags.writeable = False
             runs.append(run)
-        sidecar_trs.append((path, _sidecar_tr(path, tr)))
+        sidecar_trs.append((path, sidecar_tr(path, tr)))
         if file_labels is not None:
             if labels is not None and file_labels != labels:
                 i = next(i for i, (a, b) in enumerate(zip(labels, file_labels)) if a != b)
@@ -130,7 +129,7 @@ def read_bold(
                     f"{file_labels[i]!r} here and {labels[i]!r} there."
                 )
             labels, labels_from = file_labels, path
-    return BoldRuns(tuple(runs), _run_tr(tr, sidecar_trs), labels, tuple(str(p) for p in files))
+    return BoldRuns(tuple(runs), run_tr(tr, sidecar_trs), labels, tuple(str(p) for p in files))
 
 
 def _as_paths(paths) -> list[Path]:
@@ -148,14 +147,6 @@ def _as_paths(paths) -> list[Path]:
         if not isinstance(p, str | os.PathLike):
             raise TypeError(f"read_bold: paths must be str or os.PathLike, got {p!r}.")
     return [Path(p) for p in paths]
-
-
-def _check_tr(tr) -> float:
-    if isinstance(tr, bool) or not isinstance(tr, int | float | np.integer | np.floating):
-        raise ValueError(f"read_bold: tr must be a number of ms, got {tr!r}.")
-    if not (math.isfinite(tr) and tr > 0):
-        raise ValueError(f"read_bold: tr must be a positive finite number of ms, got {tr!r}.")
-    return float(tr)
 
 
 def _region(labels: tuple[str, ...] | None, j: int) -> str:
@@ -247,61 +238,3 @@ def _read_text(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
                 f"column {j + 1}{f' ({header[j]!r})' if header else ''}."
             ) from None
     return values, header
-
-
-def _sidecar_tr(path: Path, tr: float | None) -> float | None:
-    """The TR in ms from the JSON sidecar of ``path``, checked against ``tr``; ``None``
-    without a sidecar (or without ``RepetitionTime`` when ``tr`` is given)."""
-    sidecar = path.with_suffix(".json")
-    if not sidecar.is_file():
-        return None
-    text = read_text(sidecar, "JSON sidecar")
-    try:
-        meta = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{sidecar}: not valid JSON ({e}).") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{sidecar}: expected a JSON object, got {type(meta).__name__}.")
-    if "RepetitionTime" not in meta:
-        if tr is not None:
-            return None
-        raise ValueError(
-            f"{sidecar}: no 'RepetitionTime' (seconds) for {path.name}; add it, or give tr= (ms)."
-        )
-    seconds = meta["RepetitionTime"]
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, int | float)
-        or not (math.isfinite(seconds) and seconds > 0)
-    ):
-        raise ValueError(
-            f"{sidecar}: RepetitionTime must be a positive number of seconds, got {seconds!r}."
-        )
-    ms = float(seconds) * 1000.0
-    if tr is not None and not math.isclose(ms, tr, rel_tol=_RTOL):
-        raise ValueError(
-            f"{sidecar}: RepetitionTime {seconds} s = {ms} ms, but tr={tr} ms was given."
-        )
-    return ms
-
-
-def _run_tr(tr: float | None, sidecar_trs: list[tuple[Path, float | None]]) -> float | None:
-    if tr is not None:
-        return tr
-    found = [(p, ms) for p, ms in sidecar_trs if ms is not None]
-    if not found:
-        return None
-    p0, ms0 = found[0]
-    for p, ms in found[1:]:
-        if not math.isclose(ms, ms0, rel_tol=_RTOL):
-            raise ValueError(
-                f"{p}: its sidecar gives TR {ms} ms, but {p0}'s gives {ms0} ms; all runs must "
-                "share one TR."
-            )
-    if len(found) < len(sidecar_trs):
-        p = next(p for p, ms in sidecar_trs if ms is None)
-        raise ValueError(
-            f"{p}: no JSON sidecar ({p.with_suffix('.json').name}) gives its TR, while "
-            f"{p0}'s gives {ms0} ms; add one, or give tr= (ms) for all runs."
-        )
-    return ms0
