@@ -130,7 +130,15 @@ def _float_dtype(network: Network):
 
 def analytic_fc(network: Network, monitor: AbstractMonitor, *, initial=None,
                 method: Method = "eig") -> LinearFc:
-    """``linear_fc`` without its runtime checks (the losses apply their own barrier)."""
+    """``linear_fc`` without its runtime checks (the losses apply their own barrier),
+    compiled as one program (run op by op, the fixed point, Jacobian and Lyapunov solves
+    of 80 regions take seconds instead of milliseconds)."""
+    return _compiled_analytic_fc(network, monitor, initial, method)
+
+
+@eqx.filter_jit
+def _compiled_analytic_fc(network: Network, monitor: AbstractMonitor, initial,
+                          method: Method) -> LinearFc:
     _check_network(network)
     row = _monitored_row(monitor, network)
     network = resolve_parameters(network)
