@@ -40,6 +40,10 @@ from ._dynamics.reduced_wong_wang import ReducedWongWang as ReducedWongWang
 from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh as ReducedWongWangExcInh
 from ._dynamics.sup_hopf import SupHopf as SupHopf
 from ._dynamics.wilson_cowan import WilsonCowan as WilsonCowan
+from ._evaluation.heldout import (
+    HeldoutScores as HeldoutScores,
+    heldout_scores as heldout_scores,
+)
 from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
 from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fit import fit as fit

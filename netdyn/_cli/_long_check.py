@@ -14,11 +14,12 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from .._evaluation.heldout import set_keys
 from .._loss.fc_loss import FcLoss
 from .._persistence import interrupt
 from ._evaluation import evaluate
 from ._model import Where, in_option_units, leaf, long_name
-from ._uncertainty import heldout_keys
+from ._uncertainty import heldout_key
 
 # The fitted value times these: -20 % and +25 % (the same step on a log scale).
 FACTORS = (0.8, 1.25)
@@ -54,7 +55,7 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
         print(f"netdyn fit: the loss along {', '.join(names)} at the held-out length "
               f"({len(heldout_each)} set(s)) ...", flush=True)
     start = time.perf_counter()
-    keys = heldout_keys(key, len(heldout_each))
+    keys = set_keys(heldout_key(key), len(heldout_each))
     centres = np.array([e["loss"] for e in heldout_each])
     out = {}
     for name in names:

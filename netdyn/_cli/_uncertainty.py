@@ -19,26 +19,10 @@ AUTO_COORDINATES = 8  # --uncertainty auto: computed up to this many fitted valu
 PROFILE_STEPS = (-1.5, -0.75, 0.0, 0.75, 1.5)  # G's profile, in half-widths of its interval
 
 
-def heldout_keys(key, sets: int) -> list:
-    """The keys of ``sets`` held-out noise sets (the first is the single set's of earlier
-    versions, so its results are unchanged)."""
-    base = jax.random.fold_in(key, HELDOUT_STREAM)
-    return [base] + [jax.random.fold_in(base, k) for k in range(1, sets)]
-
-
-def mean_and_spread(items: list):
-    """Over ``items`` (dicts of scores, nested): ``(mean, sd)`` of every float score
-    (``sd`` with ``ddof=1``, 0 for one item); other values (integers such as the FCD
-    window, run numbers, names) are settings, taken from the first item."""
-    first = items[0]
-    if isinstance(first, dict):
-        pairs = {k: mean_and_spread([i[k] for i in items]) for k in first}
-        return {k: m for k, (m, _) in pairs.items()}, {
-            k: s for k, (_, s) in pairs.items() if s is not None}
-    if isinstance(first, float):
-        v = np.asarray(items, dtype=float)
-        return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
-    return first, None
+def heldout_key(key):
+    """The held-out check's key (``nd.heldout_scores`` derives each noise set's from it;
+    the first set's is this one, as in earlier versions, so its results are unchanged)."""
+    return jax.random.fold_in(key, HELDOUT_STREAM)
 
 
 def _leave_one_out(args, loss_fn: AbstractFcLoss, data: FitData,
