@@ -73,7 +73,7 @@ def test_one_set_has_no_spread_and_its_noise_is_the_first_of_more_sets():
     net, loss, test, _ = _setup()
     key = jax.random.key(7)
     one = nd.heldout_scores(loss, net, key=key, sets=1, test=test)
-    two = nd.heldout_scores(loss, net, key=key, sets=2, test=test)
+    two = nd.heldout_scores(loss, net, key=key, sets=2, test=np.stack(test))  # runs as one array
     assert one.sd["test"]["fc_r"] == 0.0 and "train" not in one.sets[0]
     assert one.sets[0] == two.sets[0]
 

@@ -96,8 +96,8 @@ def heldout_scores(
     *,
     key: Key[Array, ""],
     sets: int = 3,
-    test: Sequence[ArrayLike] | None = None,
-    train: Sequence[ArrayLike] | None = None,
+    test: ArrayLike | Sequence[ArrayLike] | None = None,
+    train: ArrayLike | Sequence[ArrayLike] | None = None,
     fcd_window: int | None = None,
     fcd_step: int = 1,
     on_set: Callable[[int, dict], None] | None = None,
@@ -127,7 +127,7 @@ def heldout_scores(
     if train is not None and test is None:
         raise ValueError("heldout_scores: train= is the other side of the noise ceiling; "
                          "pass test= (the held-out runs) with it.")
-    empirical = [np.asarray(r) for r in (*(test or ()), *(train or ()))]
+    empirical = [np.asarray(r) for runs in (test, train) if runs is not None for r in runs]
     scored, first_fc, skipped = [], None, None
     for i, k in enumerate(set_keys(key, sets)):
         signals = np.asarray(simulate_signals(loss_fn, network, k))
