@@ -64,7 +64,10 @@ def test_vmap_over_G_equals_loop(getkey):
 
 
 def test_tree_at_edits_every_module(getkey):
-    net, key = _network(), getkey()
+    # Parameters as arrays, not Python floats (static under simulate's filter_jit): the
+    # edits of a value share one compiled run.
+    net = jax.tree.map(lambda x: jnp.asarray(x) if isinstance(x, float) else x, _network())
+    key = getkey()
     monitors = {"tavg": nd.TemporalAverage(period=50.0)}
 
     def run(n, solver=nd.Heun()):
@@ -74,13 +77,14 @@ def test_tree_at_edits_every_module(getkey):
 
     base = run(net)
     edits = [
-        lambda n: eqx.tree_at(lambda n: n.coupling.G, n, 1.2),
-        lambda n: eqx.tree_at(lambda n: n.dynamics.I_o, n, 0.35),
+        lambda n: eqx.tree_at(lambda n: n.coupling.G, n, jnp.asarray(1.2)),
+        lambda n: eqx.tree_at(lambda n: n.dynamics.I_o, n, jnp.asarray(0.35)),
         lambda n: eqx.tree_at(lambda n: n.dynamics.w, n, jnp.full(6, 0.7)),
         lambda n: eqx.tree_at(lambda n: n.graph.weights, n, 2.0 * n.graph.weights),
         lambda n: eqx.tree_at(lambda n: n.graph.delays, n, 0.5 * n.graph.delays),
-        lambda n: eqx.tree_at(lambda n: n.noise.sigma, n, 0.01),
-        lambda n: eqx.tree_at(lambda n: n.coupling, n, nd.DelayedLinear(G=0.5, b=0.01)),
+        lambda n: eqx.tree_at(lambda n: n.noise.sigma, n, jnp.asarray(0.01)),
+        lambda n: eqx.tree_at(lambda n: n.coupling, n,
+                              nd.DelayedLinear(G=jnp.asarray(0.5), b=jnp.asarray(0.01))),
     ]
     for edit in edits:
         assert not np.allclose(run(edit(net)), base)
