@@ -79,7 +79,8 @@ def test_truncated_gradient_matches_finite_differences_of_the_frozen_objective(m
         return 1 - r + abs(f.mean() - target[iu].mean())
 
     h = 1e-4  # smaller steps meet the float64 rounding of the 1000-step runs
-    fd = (frozen_objective(G + h) - frozen_objective(G - h)) / (2 * h)
+    # Arrays, not Python floats (static under simulate's filter_jit): one compiled run.
+    fd = (frozen_objective(jnp.asarray(G + h)) - frozen_objective(jnp.asarray(G - h))) / (2 * h)
     assert abs(fd) > 1e-3  # the test can fail: the objective depends on G
     np.testing.assert_allclose(float(g), fd, rtol=5e-5)
 
@@ -105,7 +106,7 @@ def test_truncated_gradient_approaches_full_gradient_for_long_runs():
 
     g = float(jax.jit(jax.grad(f))(jnp.asarray(0.3)))
     h = 1e-5
-    fd = float((full(0.3 + h) - full(0.3 - h)) / (2 * h))
+    fd = float((full(jnp.asarray(0.3 + h)) - full(jnp.asarray(0.3 - h))) / (2 * h))
     assert abs(fd) > 1e-3
     np.testing.assert_allclose(g, fd, rtol=0.05)
 
@@ -128,7 +129,7 @@ def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
     g = jax.jit(jax.grad(lambda G: loss(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]))(
         jnp.asarray(0.3))
     h = 1e-4
-    fd = (whole(0.3 + h) - whole(0.3 - h)) / (2 * h)
+    fd = (whole(jnp.asarray(0.3 + h)) - whole(jnp.asarray(0.3 - h))) / (2 * h)
     assert abs(fd) > 1e-3
     np.testing.assert_allclose(float(g), fd, rtol=5e-5)
 
