@@ -26,6 +26,12 @@ import netdyn as nd
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The module's fit (the `finished` fixture, and the runs that resume it or must match its
+# settings): TINY in 2 steps of one realisation each, without the gradient check at the
+# start (the fits of tests/test_cli_fits.py check it, with either engine). One
+# realisation halves each of the error bars' gradients and Hessian-vector products.
+FIT = [*TINY, "--steps", "2", "--realisations", "1", "--no-gradient-check"]
+
 
 
 
@@ -37,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A finished 2-step fit, with what it printed and every ``os.replace`` it made (with
-    the parameters' error bars and two held-out noise sets)."""
+    the parameters' error bars over 2 noise keys and two held-out noise sets)."""
     out = tmp_path_factory.mktemp("cli") / "fit"
     replaced = []
     real_replace = os.replace
@@ -50,8 +56,8 @@ def finished(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(stdout), \
             contextlib.redirect_stderr(stderr):
         mp.setattr(os, "replace", spy)
-        assert nd.cli.main([*TINY, "--steps", "2", "--out", str(out), "--uncertainty", "auto",
-                     "--heldout-sets", "2"]) == 0
+        assert nd.cli.main([*FIT, "--out", str(out), "--uncertainty", "auto",
+                            "--heldout-sets", "2", "--uncertainty-keys", "2"]) == 0
     return out, replaced, stdout.getvalue(), stderr.getvalue()
 
 
@@ -270,7 +276,7 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
                                                         abs=1e-15)
     assert each[0]["fc_r"] != each[1]["fc_r"]  # independent noise
     u = params["uncertainty"]
-    assert u["names"] == ["coupling.G", "noise.sigma"] and u["noise_keys"] == 4
+    assert u["names"] == ["coupling.G", "noise.sigma"] and u["noise_keys"] == 2
     assert u["runs_left_out"] == [1, 2, 3, 4] and len(u["hessian_eigenvalues"]) == 2
     assert u["values"] == pytest.approx([params["parameters"]["coupling.G"],
                                          params["parameters"]["noise.sigma"]], rel=1e-12)
@@ -278,7 +284,7 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
     if u["valid"]:
         assert all(lo < v < hi for lo, v, hi, ok in zip(u["lower"], u["values"], u["upper"],
                                                         u["constrained"]) if ok)
-        assert "% intervals (noise over 4 keys" in stdout
+        assert "% intervals (noise over 2 keys" in stdout
         if u["constrained"][0]:  # G's profile over 1.5 times its interval on each side
             p = u["profile"]
             assert p["G"][2] == pytest.approx(u["values"][0], rel=1e-12)
@@ -359,7 +365,7 @@ def test_params_records_the_values_used(finished):
 def test_existing_results_are_not_overwritten(finished, capsys):
     out, _, _, _ = finished
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    err = _fail([*TINY, "--steps", "2", "--out", str(out)], capsys)
+    err = _fail([*FIT, "--out", str(out)], capsys)
     assert "already holds the results" in err and "--overwrite" in err and "--resume" in err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
@@ -410,7 +416,7 @@ def test_resume_needs_a_checkpoint(tmp_path, capsys):
 )
 def test_resume_refuses_changed_settings(finished, args, flag, capsys):
     out = finished[0]
-    err = _fail([*TINY, "--steps", "2", "--out", str(out), "--resume", *args], capsys)
+    err = _fail([*FIT, "--out", str(out), "--resume", *args], capsys)
     assert f"--resume: {flag} is" in err
 
 
@@ -424,14 +430,14 @@ def test_resume_reads_the_old_option_names(finished, tmp_path, capsys):
     saved["settings"] = {renamed.get(k, k): v for k, v in saved["settings"].items()}
     assert "train_runs" in saved["settings"] and "test_runs" in saved["settings"]
     (out / "settings.json").write_text(json.dumps(saved))
-    err = _fail([*TINY, "--steps", "2", "--out", str(out), "--resume", "--lr", "0.02"], capsys)
+    err = _fail([*FIT, "--out", str(out), "--resume", "--lr", "0.02"], capsys)
     assert "--resume: --lr is" in err
 
 
 def test_interrupt_then_resume(finished, tmp_path, capsys):
     out = tmp_path / "fit"
     # Ctrl-C as the progress line of step 1 is printed.
-    argv = [*TINY, "--steps", "2", "--out", str(out)]
+    argv = [*FIT, "--out", str(out)]
     ctrl_c = _Watch("step 1/2", lambda: os.kill(os.getpid(), signal.SIGINT))
     # Python's own SIGINT handler, as at a terminal, also when the tests run with SIGINT
     # ignored (a background job of a non-interactive shell): netdyn leaves that alone.
@@ -493,6 +499,7 @@ def test_defaults_follow_the_model_the_engine_and_quick():
     assert (o.model, o.engine, o.fit) == ("rww-ei-fic", "linear", "G")
     assert (o.heldout_sets, o.heldout_realisations, o.heldout_duration) == (2, 4, 288_000.0)
     assert (o.grid, o.bisect, o.steps, o.uncertainty) == (17, 8, 12, "auto")
+    assert (o.realisations, o.uncertainty_keys, o.no_gradient_check) == (4, 4, False)
     # What the analytic FC cannot give asks for the simulation: sigma, an FCD term, a
     # model it does not describe.
     for extra in (["--fit", "G,sigma"], ["--fcd-weight", "0.5", "--fcd-window", "20"],
