@@ -215,19 +215,24 @@ def _loss(net):
     return jnp.sum(sol["raw"][:, 0] ** 2) * 0.02
 
 
-@pytest.mark.parametrize("field", ["amplitude", "onset", "width", "period"])
-def test_gradient_through_smooth_pulses_matches_finite_differences(field):
+FIELDS = ("amplitude", "onset", "width", "period")
+
+
+def test_gradient_through_smooth_pulses_matches_finite_differences():
+    # The four timing and amplitude fields in one compiled loss and gradient.
     stim = nd.PulseTrain("x", amplitude=1.3, onset=1.1, width=0.6, period=1.7, n_pulses=2,
                          rise_time=0.25, regions=(0, 1), weights=np.array([1.0, -0.5]))
     net = _network(stim, n_nodes=3)
-    where = lambda n: getattr(n.stimulus, field)  # noqa: E731
-    value = float(where(net))
-    loss = jax.jit(lambda p: _loss(eqx.tree_at(where, net, p)))
-    grad = jax.grad(loss)(jnp.asarray(value))
+    where = lambda n: tuple(getattr(n.stimulus, f) for f in FIELDS)  # noqa: E731
+    values = jnp.asarray([float(v) for v in where(net)])
+    loss = jax.jit(lambda p: _loss(eqx.tree_at(where, net, tuple(p))))
+    grad = jax.jit(jax.grad(loss))(values)
     h = 1e-5
-    fd = (loss(jnp.asarray(value + h)) - loss(jnp.asarray(value - h))) / (2 * h)
-    assert abs(float(fd)) > 1e-3  # the parameter matters
-    np.testing.assert_allclose(grad, fd, rtol=1e-6)
+    for i, field in enumerate(FIELDS):
+        e = jnp.zeros(len(FIELDS)).at[i].set(h)
+        fd = (loss(values + e) - loss(values - e)) / (2 * h)
+        assert abs(float(fd)) > 1e-3, field  # the parameter matters
+        np.testing.assert_allclose(grad[i], fd, rtol=1e-6, err_msg=field)
 
 
 def test_sharp_pulses_give_amplitude_gradients_and_zero_timing_gradients():
@@ -280,7 +285,10 @@ def test_continuation_sees_the_pulse_at_global_time():
     assert moved == pytest.approx(6.0 + 1.5 + 0.05, abs=1e-9)
 
 
-def test_forward_and_gradient_do_not_depend_on_the_remat_strategy():
+@functools.cache
+def _remat_loss():
+    """The loss of a delayed run with a smooth pulse, and its gradient with respect to
+    the amplitude and onset, compiled once per solver; the network; the parameters."""
     stim = nd.PulseTrain("x", amplitude=1.0, onset=2.0, width=1.0, period=3.0,
                          rise_time=0.2, regions=(0,))
     net = _delayed_network(stim)
@@ -293,13 +301,21 @@ def test_forward_and_gradient_do_not_depend_on_the_remat_strategy():
                           monitors={"raw": nd.Raw()})
         return jnp.sum(sol["raw"] ** 2), sol["raw"]
 
-    params = (jnp.asarray(1.0), jnp.asarray(2.0))
+    return loss, (jnp.asarray(1.0), jnp.asarray(2.0))
+
+
+# Nested levels (a second checkpointed schedule, its own compile) with ``pytest -m slow``:
+# Uniform(7)'s blocks already run the stimulus at times inside checkpointed blocks.
+@pytest.mark.parametrize(
+    "remat", [nd.Uniform(7), pytest.param(nd.Nested(5, 25, 200), marks=pytest.mark.slow)],
+    ids=str)
+def test_forward_and_gradient_do_not_depend_on_the_remat_strategy(remat):
+    loss, params = _remat_loss()
     (_, want), want_grad = loss(params, nd.Heun())
     assert np.max(np.abs(want[:, 0, 1])) > 0.1  # the input reached the other node
-    for remat in (nd.Uniform(7), nd.Nested(5, 25, 200)):
-        (_, got), grad = loss(params, nd.Heun(remat=remat))
-        np.testing.assert_array_equal(got, want, err_msg=type(remat).__name__)
-        np.testing.assert_allclose(grad, want_grad, rtol=1e-12, err_msg=type(remat).__name__)
+    (_, got), grad = loss(params, nd.Heun(remat=remat))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12)
 
 
 def test_vmap_over_the_amplitude():
@@ -407,14 +423,16 @@ def test_array_timing_is_checked_elementwise(timing, match):
 def test_traced_or_edited_timing_is_checked_when_the_run_starts():
     stim = nd.PulseTrain("x", amplitude=1.0, **PULSES)
     net = _network(stim, n_nodes=2)
-    width = lambda n: n.stimulus.width  # noqa: E731
+    # Width and period both edited to arrays in each case: one compiled run.
+    timing = lambda n: (n.stimulus.width, n.stimulus.period)  # noqa: E731
+    period = jnp.full(2, PULSES["period"])
     with pytest.raises(Exception, match="PulseTrain.width must be > 0 everywhere"):
-        _run(eqx.tree_at(width, net, jnp.array([0.5, -0.5])), t1=1.0)
+        _run(eqx.tree_at(timing, net, (jnp.array([0.5, -0.5]), period)), t1=1.0)
     with pytest.raises(Exception, match="PulseTrain needs 0 < width <= period everywhere"):
-        _run(eqx.tree_at(width, net, jnp.array([0.5, 2.5])), t1=1.0)
-    period = lambda n: n.stimulus.period  # noqa: E731
+        _run(eqx.tree_at(timing, net, (jnp.array([0.5, 2.5]), period)), t1=1.0)
+    width = jnp.full(2, PULSES["width"])
     with pytest.raises(Exception, match="PulseTrain needs 0 < width <= period everywhere"):
-        _run(eqx.tree_at(period, net, jnp.array([2.0, 0.0])), t1=1.0)
+        _run(eqx.tree_at(timing, net, (width, jnp.array([2.0, 0.0]))), t1=1.0)
 
 
 @pytest.mark.parametrize(
