@@ -108,14 +108,6 @@ def test_bad_arguments(kwargs, message):
                        key=jax.random.key(0), **kwargs)
 
 
-class _Square(eqx.Module):
-    loss: nd.FcLoss
-
-    def __call__(self, model, key):
-        value, metrics = self.loss(model, key)
-        return value * value, metrics
-
-
 class _AsIs(eqx.Module):
     loss: nd.FcLoss
 
@@ -140,11 +132,20 @@ def test_an_rmse_fc_loss_is_squared_first():
                      burn_in=40.0, realisations=2, metric="rmse")
     keys = list(jax.random.split(jax.random.key(0), 3))
     got = nd.uncertainty(loss, net, _coupling, key=keys[0], noise_keys=keys[1:])
-    want = nd.uncertainty(_Square(loss), net, _coupling, key=keys[0], noise_keys=keys[1:])
-    np.testing.assert_allclose(got.hessian_eigenvalues, want.hessian_eigenvalues, rtol=1e-12)
-    np.testing.assert_allclose(got.noise_sd, want.noise_sd, rtol=1e-12)
-    # Hidden in a module that is not an FcLoss, the root is taken as it is: another H.
+    # Hidden in a module that is not an FcLoss, the root r is taken as it is: its Hessian
+    # r'' and noise part sd(r'_k) / r''.
     as_is = nd.uncertainty(_AsIs(loss), net, _coupling, key=keys[0], noise_keys=keys[1:])
+    # The square's, by the chain rule from r and r' at each key (one compiled gradient,
+    # instead of a third Hessian): (r^2)'' = 2 r r'' + 2 r'^2, (r^2)' = 2 r r'.
+    root = eqx.filter_jit(jax.value_and_grad(
+        lambda G, key: loss(eqx.tree_at(_coupling, net, G), key)[0]))
+    r, dr = np.array([[float(x) for x in root(jnp.asarray(0.05), k)] for k in keys]).T
+    d2r = as_is.hessian[0, 0]
+    np.testing.assert_allclose(as_is.noise_sd, np.std(dr[1:], ddof=1) / abs(d2r), rtol=1e-10)
+    square = 2 * r[0] * d2r + 2 * dr[0] ** 2
+    np.testing.assert_allclose(got.hessian_eigenvalues, [square], rtol=1e-10)
+    np.testing.assert_allclose(got.noise_sd, np.std(2 * r[1:] * dr[1:], ddof=1) / square,
+                               rtol=1e-10)
     assert not np.allclose(as_is.hessian_eigenvalues, got.hessian_eigenvalues, rtol=1e-3)
 
 
