@@ -70,6 +70,7 @@ from ._inference.identifiability import (
     Identifiability as Identifiability,
     identifiability as identifiability,
 )
+from ._inference.leave_one_out import leave_one_run_out as leave_one_run_out
 from ._inference.profile import (
     Profile as Profile,
     local_profile as local_profile,
@@ -157,6 +158,7 @@ from ._remat.no_remat import NoRemat as NoRemat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
 from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search
+from ._search.scan_start import StartScan as StartScan, scan_start as scan_start
 from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
 from ._simulate.whole_periods import whole_periods as whole_periods

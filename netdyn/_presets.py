@@ -42,6 +42,12 @@ _REFERENCE_SPEED = 4.0  # mm/ms
 _REFERENCE_DT = 1.0  # ms
 _REFERENCE_TR = 1000.0  # ms
 
+# The one table of ``hopf``'s units: a value in the network (netdyn's ms) = the value in
+# the preset's units (per second, Hz, per sqrt(s)) times this. ``netdyn fit --model hopf``
+# reads and reports its values through it.
+HOPF_UNITS = {"coupling.G": 1e-3, "noise.sigma": 1 / math.sqrt(1000.0), "dynamics.a": 1e-3,
+              "dynamics.omega": 2 * math.pi * 1e-3}
+
 
 def rww(
     weights: ArrayLike,
@@ -146,13 +152,16 @@ def hopf(
     Defaults: $a = -0.02$ /s, $f = 0.05$ Hz, $G = 0.5$ /s, $\sigma = 0.02$ (Deco,
     Kringelbach, Jirsa, Ritter 2017, *Sci. Rep.* 7:3095).
 
-    This is ``netdyn fit --model hopf`` (where ``--G`` and ``--sigma`` are in these units).
+    This is ``netdyn fit --model hopf`` (where ``--G`` and ``--sigma`` are in these units,
+    and a fitted ``omega`` is reported as a frequency in Hz). ``nd.presets.HOPF_UNITS``
+    holds the factors: a network value = the value in these units times the factor.
     """
     return Network(
-        dynamics=SupHopf(a=a * 1e-3, omega=2 * math.pi * frequency * 1e-3),
-        coupling=DelayedDifference(G=G * 1e-3),
+        dynamics=SupHopf(a=a * HOPF_UNITS["dynamics.a"],
+                         omega=frequency * HOPF_UNITS["dynamics.omega"]),
+        coupling=DelayedDifference(G=G * HOPF_UNITS["coupling.G"]),
         graph=DelayGraph.from_lengths(weights, lengths, speed=speed),
-        noise=AdditiveNoise(sigma=sigma / math.sqrt(1000.0)),
+        noise=AdditiveNoise(sigma=sigma * HOPF_UNITS["noise.sigma"]),
     )
 
 

@@ -6,7 +6,7 @@ names: ``nd.inference.uncertainty`` is ``nd.uncertainty``).
 - ``identifiability`` (``Identifiability``): the loss's Hessian and Gauss-Newton
   information at the fit, their spectra and sloppy directions.
 - ``uncertainty`` (``Uncertainty``): error bars from the noise (sandwich) and the data
-  (jackknife over runs), with intervals.
+  (jackknife over runs, with the losses of ``leave_one_run_out``), with intervals.
 - ``local_profile`` and ``profile`` (``Profile``): the loss along one parameter with the
   others re-optimized (by the Hessian's Newton step near the fit, or by fits).
 
@@ -24,6 +24,7 @@ from ._inference.identifiability import (
     Identifiability as Identifiability,
     identifiability as identifiability,
 )
+from ._inference.leave_one_out import leave_one_run_out as leave_one_run_out
 from ._inference.profile import (
     Profile as Profile,
     local_profile as local_profile,
@@ -32,4 +33,4 @@ from ._inference.profile import (
 from ._inference.uncertainty import Uncertainty as Uncertainty, uncertainty as uncertainty
 
 __all__ = ["GradientCheck", "Identifiability", "Profile", "Uncertainty", "check_gradient",
-           "identifiability", "local_profile", "profile", "uncertainty"]
+           "identifiability", "leave_one_run_out", "local_profile", "profile", "uncertainty"]

@@ -89,3 +89,22 @@ def test_reference_simulation_arguments():
     # The arguments run as documented: three BOLD samples of 3 s.
     sol = nd.simulate(**kwargs, key=jax.random.key(0))
     assert sol["bold"].shape[0] == 3 and np.all(np.isfinite(np.asarray(sol["bold"])))
+
+
+def test_hopf_units_are_one_table_read_both_ways():
+    # In per second, Hz and per sqrt(s): a -0.05 /s, f 0.04 Hz, G 0.7 /s, sigma 0.01.
+    w, lengths = _connectome()
+    net = nd.presets.hopf(w, lengths, G=0.7, sigma=0.01, a=-0.05, frequency=0.04)
+    # Independently: per ms, rad/ms, and a Wiener increment over 1 ms of variance 1e-3 s.
+    expected = {"coupling.G": 0.7e-3, "noise.sigma": 0.01 * math.sqrt(1e-3),
+                "dynamics.a": -0.05e-3, "dynamics.omega": 2 * math.pi * 0.04 / 1000}
+    given = {"coupling.G": 0.7, "noise.sigma": 0.01, "dynamics.a": -0.05,
+             "dynamics.omega": 0.04}
+    for name, value in expected.items():
+        leaf = net
+        for part in name.split("."):
+            leaf = getattr(leaf, part)
+        np.testing.assert_allclose(np.asarray(leaf), value, rtol=1e-12)
+        # The table netdyn fit --model hopf reads its options and reports its values by.
+        np.testing.assert_allclose(np.asarray(leaf) / nd.presets.HOPF_UNITS[name],
+                                   given[name], rtol=1e-12)

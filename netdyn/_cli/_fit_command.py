@@ -6,7 +6,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import equinox as eqx
 import jax
 import numpy as np
 
@@ -16,15 +15,16 @@ from .._inference.check_gradient import check_gradient
 from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._network import Network
+from .._observation._stats import upper_triangle
 from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from .._persistence.strict_json import write_json
-from .._search.level_search import level_search
+from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import analytic, evaluate, heldout_check
 from ._long_check import long_check
-from ._model import MODELS, with_G
-from ._plan import FitPlan, fcd_samples, plan_options
+from ._model import MODELS, factor, with_G
+from ._plan import FitPlan, plan_options
 from ._report import (
     cautions,
     diverged_message,
@@ -53,56 +53,30 @@ from ._uncertainty import parameter_uncertainty
 # (fold_in(key, b) for b < --realisations) never use.
 
 
-@eqx.filter_jit
-def _scan_point(loss_fn: AbstractFcLoss, model, key):
-    loss, metrics = loss_fn(model, key)
-    return loss, metrics["mean_fc"]
-
-
-def _scan(args, net: Network, loss_fn: AbstractFcLoss, target: np.ndarray, key) -> dict:
-    """The start of G (in the units of ``--G``): ``level_search`` from ``args.grid``
-    values over [G0 / 3, 3 G0] (G0 the model's default) for the G next to the peak of the
-    simulated mean FC (one realisation, forward only, one noise key) where it meets the
-    empirical one (on the model's side of the peak), bisected ``args.bisect`` times; the
-    start is the lowest loss seen (for a rising crossing: not past it).
+def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
+    """The start of G (in the units of ``--G``): ``nd.scan_start`` from ``args.grid``
+    values over [G0 / 3, 3 G0] (G0 the model's default), one realisation, forward only,
+    one noise key, bisected ``args.bisect`` times, on the model's side of the crossing.
     ``{"start": G or None, "bracket", "target_mean_fc", "grid": {"G", "loss", "mean_fc",
-    "stage"}}``.
-
-    The FC of delay-coupled mean-field models peaks in a narrow band of G at the edge of a
-    bifurcation; the loss is nearly flat far from it, where gradients say little. The band
-    moves with the connectome's scale (weights x 1.06 moved it off a grid point that had
-    hit it); the search follows the mean FC's peak and finds the crossing to any width."""
-    G0 = MODELS[args.model].G
+    "stage"}}``."""
+    G0, f = MODELS[args.model].G, factor(args.model, "coupling.G")
     one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
-    level = float(target[np.triu_indices(target.shape[0], k=1)].mean())
+    level = float(np.mean(upper_triangle(np.asarray(loss_fn.target), k=1)))
     if not args.quiet:
         how = "the analytic FC" if args.engine == "linear" else "one simulation each"
         print(f"netdyn fit: scanning {args.grid} values of G ({how}) in [{G0 / 3:.3g}, "
               f"{3 * G0:.3g}] for the mean FC of the data ({level:.3f}), then its peak and "
               f"{args.bisect} bisections ...", flush=True)
-
-    def point(g: float):
-        interrupt.check()  # Ctrl-C stops the scan between two simulations
-        return _scan_point(one, with_G(args, net, g), key)
-
-    def evaluate(values: np.ndarray) -> dict[str, np.ndarray]:
-        out = [point(g) for g in values]
-        return {"mean_fc": np.array([float(m) for _, m in out]),
-                "loss": np.array([float(loss) for loss, _ in out])}
-
-    found = level_search(evaluate, np.linspace(G0 / 3, 3 * G0, args.grid), level,
-                         key="mean_fc", iterations=args.bisect,
-                         side=MODELS[args.model].crossing)
-    losses = np.where(np.isfinite(found.results["loss"]), found.results["loss"], np.inf)
-    if found.bracket is not None and MODELS[args.model].crossing == "rising":
-        # Not past the crossing: there the state may be escaping (see CliModel.crossing).
-        losses = np.where(found.values <= max(found.bracket), losses, np.inf)
-    best = int(np.argmin(losses))
-    scan = {"start": None if found.bracket is None else float(found.values[best]),
-            "bracket": None if found.bracket is None else list(found.bracket),
-            "target_mean_fc": level,
-            "grid": {"G": found.values.tolist(), "loss": found.results["loss"].tolist(),
-                     "mean_fc": found.results["mean_fc"].tolist(), "stage": list(found.stage)}}
+    found = scan_start(one, net, lambda n: n.coupling.G,
+                       np.linspace(G0 / 3, 3 * G0, args.grid) * f, key=key,
+                       iterations=args.bisect, side=MODELS[args.model].crossing,
+                       on_point=lambda _: interrupt.check())  # Ctrl-C between simulations
+    grid = found.search
+    scan = {"start": None if found.start is None else found.start / f,
+            "bracket": None if found.bracket is None else [b / f for b in found.bracket],
+            "target_mean_fc": found.level,
+            "grid": {"G": (grid.values / f).tolist(), "loss": grid.results["loss"].tolist(),
+                     "mean_fc": grid.results["mean_fc"].tolist(), "stage": list(grid.stage)}}
     skipped = diverged_points_message(scan, args.engine)
     if skipped is not None:
         print(skipped, file=sys.stderr, flush=True)
@@ -116,7 +90,7 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
         return None
     if args.resume and (out / SCAN).is_file():
         return read_scan(out)
-    scan = _scan(args, net, loss_fn, np.asarray(loss_fn.target), key)
+    scan = _scan(args, net, loss_fn, key)
     write_json(out / SCAN, scan)
     return scan
 
@@ -212,8 +186,7 @@ def _run(out: Path, planned: FitPlan) -> int:
                                                        key)
     if not args.quiet and args.uncertainty != "off":
         print("netdyn fit: error bars of the parameters ...", flush=True)
-    spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key,
-                                   fcd_samples(args))
+    spread = parameter_uncertainty(args, data, loss_fn, fitted, where, planned.bounds, key)
     long = long_check(args, planned.heldout_loss, fitted, where, key, heldout[2], spread)
     interrupt.check()  # the last: from here the results are written whole
     history = for_people(history, args.model)

@@ -1,7 +1,6 @@
 """The models ``netdyn fit`` offers and the parameters ``--fit`` selects in them."""
 
 import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -78,9 +77,9 @@ MODELS = {
         build=presets.hopf, G=0.5, sigma=0.02,
         signal=lambda tr, warmup: TemporalAverage(period=tr, variables=("x",), warmup=warmup),
         bounds={"a": Interval(-1.0, 1.0), "omega": Positive()},
-        # presets.hopf takes rates per second and sigma per sqrt(s); the network is in ms.
-        units={"coupling.G": 1e-3, "noise.sigma": 1 / math.sqrt(1e3), "dynamics.a": 1e-3,
-               "dynamics.omega": 1e-3},
+        # presets.hopf's units (rates per second, omega as a frequency in Hz, sigma per
+        # sqrt(s)); the network is in ms.
+        units=presets.HOPF_UNITS,
     ),
 }
 

@@ -99,7 +99,7 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     opt.add_argument("--fit", default=None, metavar="NAMES",
                      help="comma-separated parameters to fit: G (global coupling), sigma "
                      "(noise amplitude, one for all regions) and the model's parameters "
-                     "(rww: w, I_o, J_N, gamma, tau_s; hopf: a, omega; rww-ei-fic: w_p, "
+                     "(rww: w, I_o, J_N, gamma, tau_s; hopf: a (/s), omega (Hz); rww-ei-fic: w_p, "
                      "I_o, J_N, W_e, W_i), one value per region, one in all with a ':global' "
                      "suffix, or varying along the --maps with a ':maps' suffix (P_i = P (1 "
                      "+ sum_k c_k M_ki), the coefficients c_k fitted); input-gain: each "

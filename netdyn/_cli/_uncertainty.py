@@ -6,10 +6,10 @@ import time
 import jax
 import numpy as np
 
+from .._inference.leave_one_out import leave_one_run_out
 from .._inference.profile import local_profile
 from .._inference.uncertainty import uncertainty
 from .._loss._base import AbstractFcLoss
-from .._observation.runs import pooled_fcd_values, runs_fc
 from ._data import FitData
 from ._model import factor, in_option_units
 
@@ -25,25 +25,8 @@ def heldout_key(key):
     return jax.random.fold_in(key, HELDOUT_STREAM)
 
 
-def _leave_one_out(args, loss_fn: AbstractFcLoss, data: FitData,
-                   fcd: tuple[int, int]) -> list | None:
-    """The fit's loss with one training subject left out of its target (and of the FCD
-    target, when the loss has one), for each training subject; ``None`` with fewer than 2."""
-    if data.train is None or len(data.train) < 2:
-        return None
-    out = []
-    for r in range(len(data.train)):
-        others = data.train[:r] + data.train[r + 1:]
-        changes = {"target": runs_fc(others)}
-        if args.fcd_weight > 0:
-            changes["fcd_target"] = pooled_fcd_values(others, *fcd)
-        out.append(loss_fn.replace(**changes))
-    return out
-
-
 def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, where, bounds,
-                          key,
-                          fcd: tuple[int, int]) -> dict:
+                          key) -> dict:
     """``nd.uncertainty`` at the fitted parameters (``--uncertainty``,
     ``--uncertainty-keys``), in the units of the options; ``{"skipped": why}`` when off."""
     n = sum(int(np.size(x)) for x in jax.tree.leaves(where(fitted)))
@@ -56,7 +39,8 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
     # A deterministic (analytic) loss has no noise part.
     keys = [jax.random.fold_in(base, k) for k in range(args.uncertainty_keys)
             ] if loss_fn.stochastic else []
-    leave = _leave_one_out(args, loss_fn, data, fcd)
+    leave = (leave_one_run_out(loss_fn, data.train)
+             if data.train is not None and len(data.train) >= 2 else None)
     if not keys and leave is None:
         return {"skipped": "the loss is deterministic (--engine linear) and there are fewer "
                 "than 2 training subjects to leave out: no spread to measure"}

@@ -82,6 +82,13 @@ class AbstractFcLoss(AbstractLoss):
     def model_fc(self, model, key) -> Float[Array, "nodes nodes"]:
         """The FC the loss compares with ``target``."""
 
+    @abc.abstractmethod
+    def fitted_to(self, runs) -> "AbstractFcLoss":
+        """The same loss with its targets made from other empirical runs (``runs``:
+        ``[runs, samples, nodes]`` or a list of ``[samples, nodes]``): the FC target
+        ``nd.runs_fc(runs)``, and any other target the loss has (the FCD's) from the same
+        runs. Leave-one-run-out error bars (``nd.leave_one_run_out``) are made of these."""
+
     def residuals(self, model, key) -> Float[Array, " pairs"]:
         """The upper triangle of ``model_fc``."""
         return upper_triangle(self.model_fc(model, key), k=1)

@@ -15,6 +15,7 @@ from .._observation.fc import fc
 from .._observation.fcd import fcd, fcd_values
 from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
+from .._observation.runs import pooled_fcd_values, runs_fc
 from .._parameterisation._base import resolve_parameters
 from .._simulate._arguments import check_key, check_parts
 from .._simulate.simulate import simulate_resolved
@@ -254,6 +255,14 @@ class FcLoss(AbstractFcLoss):
             return self._signal(network, key)[None]
         keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))
         return jax.vmap(lambda k: self._signal(network, k))(keys)
+
+    def fitted_to(self, runs) -> "FcLoss":
+        """This loss with the target ``nd.runs_fc(runs)`` and, when it has an FCD term,
+        the FCD target pooled from the same runs (its ``fcd_window``)."""
+        changes = {"target": runs_fc(runs)}
+        if self.fcd_target is not None:
+            changes["fcd_target"] = pooled_fcd_values(runs, *self.fcd_window)
+        return self.replace(**changes)
 
     def simulated_fc(self, network: Network, key: Key | None) -> Float[Array, "nodes nodes"]:
         """The FC the loss compares: the mean over realisations of each run's FC."""

@@ -11,6 +11,7 @@ from .._linear.linear_fc import analytic_fc, solved
 from .._linear.lyapunov import Method
 from .._monitor._base import AbstractMonitor
 from .._network import Network
+from .._observation.runs import runs_fc
 from .._parameterisation._base import resolve_parameters
 from .._validate import number, one_of
 from ._base import AbstractFcLoss, Metrics
@@ -103,6 +104,10 @@ class LinearFcLoss(AbstractFcLoss):
             raise ValueError(
                 f"LinearFcLoss target FC has shape {self.target.shape}, but the network has "
                 f"{n} nodes (expected ({n}, {n})).")
+
+    def fitted_to(self, runs) -> "LinearFcLoss":
+        """This loss with the target ``nd.runs_fc(runs)``."""
+        return self.replace(target=runs_fc(runs))
 
     def model_fc(self, network: Network, key=None) -> Float[Array, "nodes nodes"]:
         """The analytic FC (``nd.linear_fc(network, monitor).fc``, without its runtime
