@@ -156,7 +156,7 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch, capsys):
         return sol["raw"]
 
     want = _loop(fn, net, where, values)
-    tree_allclose(nd.sweep(fn, net, values, where=where), want, **CLOSE)
+    # (The default budget, free memory, runs in the sharded test's ``few``.)
     # The memory of each program the sweep compiles, by XLA's memory analysis (per device:
     # its arguments, outputs and temporaries, less the outputs that reuse arguments).
     measured = []
