@@ -132,31 +132,21 @@ print(f"initial: loss {float(loss0):.4f}, FC r {float(metrics0['fc_r']):+.4f}, "
 # connectome's weights by 6 % and a grid that hit it misses it. `nd.level_search` follows
 # the simulated mean FC instead, which jumps up where the low-activity state loses
 # stability and falls back above it: from a coarse scan it searches for that peak, then
-# bisects the `G` where the mean FC falls through the data's. We start the fit at the
-# lowest loss it saw (`netdyn fit` does the same).
+# bisects the `G` where the mean FC falls through the data's. `nd.scan_start` runs it on
+# a loss and starts the fit at the lowest loss it saw (as `netdyn fit` does).
 
 # %%
-level = float(np.mean(nd.upper_triangle(target, k=1)))
-
-
-def at_G(values):
-    """Loss, FC r and mean FC at each G (forward simulations, the fit's noise)."""
-    out = [evaluate(eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(g)), key)
-           for g in values]
-    return {"loss": np.array([float(loss) for loss, _ in out]),
-            **{k: np.array([float(m[k]) for _, m in out]) for k in ("fc_r", "mean_fc")}}
-
-
-search = nd.level_search(at_G, np.linspace(0.05, 0.45, 5 if QUICK else 17), level,
-                         key="mean_fc", iterations=4 if QUICK else 8)
+found = nd.scan_start(loss_fn, net, lambda n: n.coupling.G,
+                      np.linspace(0.05, 0.45, 5 if QUICK else 17), key=key,
+                      iterations=4 if QUICK else 8)
+search = found.search  # every G evaluated, the loss and mean FC there, and the stage
 G_grid, landscape_loss = search.values, search.results["loss"]
 for stage in ("scan", "peak", "bisect"):
     picked = np.asarray(search.stage) == stage
     print(f"  {stage}: {picked.sum()} values of G, mean FC up to "
           f"{search.results['mean_fc'][picked].max(initial=-1):.3f}")
-print(f"  the data's mean FC {level:.3f} is met in G {search.bracket}")
-start = eqx.tree_at(lambda n: n.coupling.G, net,
-                    jnp.asarray(G_grid[int(np.nanargmin(landscape_loss))]))
+print(f"  the data's mean FC {found.level:.3f} is met in G {found.bracket}")
+start = eqx.tree_at(lambda n: n.coupling.G, net, jnp.asarray(found.start))
 
 # %% [markdown]
 # ## Step 1: coupling and noise
@@ -229,26 +219,30 @@ print(f"G = {float(fitted.coupling.G):.4f}; I_o from {I_o.min():.3f} to {I_o.max
 # simulated again with a new noise key and four times more BOLD per realisation
 # (`loss_fn.replace(...)`), and scored on the FC pattern (r), its level (mean FC against
 # the empirical one) and saturation (pairs above 0.9): against subjects 1-4, which it was
-# fitted to, and against subjects 5-7, which it never saw (`nd.score_runs`, with the fraction
-# of the noise ceiling reached). Numbers for the full run are in `benchmarks/fit_rww.md`;
-# gains that vanish here were fitted to the noise or to subjects 1-4.
+# fitted to, and against subjects 5-7, which it never saw, with the fraction of the noise
+# ceiling reached (`nd.heldout_scores`: per noise set, the loss's own metrics and
+# `nd.score_runs` against the test and the training subjects; one set here, `netdyn fit`
+# runs three and reports their spread). Numbers for the full run are in
+# `benchmarks/fit_rww.md`; gains that vanish here were fitted to the noise or to
+# subjects 1-4.
 
 # %%
 heldout_fn = loss_fn.replace(duration=4 * DURATION)
-heldout = eqx.filter_jit(heldout_fn)
 new_key = jax.random.key(1)
 models = {"initial": net, "scan start": start, "fitted G, sigma": fitted_G,
           "fitted G + regional I_o": fitted}
-signals = eqx.filter_jit(heldout_fn.signals)
 print(f"{'model':26s} {'r (fit)':>8s} {'r (held-out)':>13s} {'mean FC':>8s} {'> 0.9':>6s} "
       f"{'r (subjects 5-7)':>16s} {'of ceiling':>11s}")
 for name, model in models.items():
     fit_metrics = evaluate(model, key)[1]
-    new = heldout(model, new_key)[1]
-    test = nd.score_runs(np.asarray(signals(model, new_key)), test_runs, train=train_runs)
-    print(f"{name:26s} {float(fit_metrics['fc_r']):+8.3f} {float(new['fc_r']):+13.3f} "
-          f"{float(new['mean_fc']):8.3f} {100 * float(new['saturation']):5.1f}% "
+    scores = nd.heldout_scores(heldout_fn, model, key=new_key, sets=1, test=test_runs,
+                               train=train_runs)
+    new, test = scores.sets[0]["fit"], scores.sets[0]["test"]
+    print(f"{name:26s} {float(fit_metrics['fc_r']):+8.3f} {new['fc_r']:+13.3f} "
+          f"{new['mean_fc']:8.3f} {100 * new['saturation']:5.1f}% "
           f"{test['fc_r']:+16.3f} {100 * test['fraction_of_ceiling']:10.0f}%")
+    if name == "fitted G + regional I_o":
+        simulated = scores.fc
 
 # %% [markdown]
 # ## Plots
@@ -262,7 +256,6 @@ for name, model in models.items():
 # %%
 if plt is not None:
     out.mkdir(parents=True, exist_ok=True)
-    simulated = np.asarray(eqx.filter_jit(heldout_fn.simulated_fc)(fitted, new_key))
     iu = np.triu_indices(n_nodes, 1)
     fig, axes = plt.subplots(2, 3, figsize=(14, 8))
     ax = axes[0, 0]

@@ -85,7 +85,8 @@ print(f"J_i from {J_i.min():.2f} to {J_i.max():.2f} nA; correlation with in-stre
 # `netdyn fit --model rww-ei-fic` scan finds it with `nd.level_search`).
 #
 # `score` simulates a model with a new noise key, four runs of 288 s (`--quick`: much
-# shorter), and scores them against the test subjects with `nd.score_runs`.
+# shorter), and scores them against the test subjects (`nd.heldout_scores`, one noise
+# set; `nd.score_runs` for each).
 
 # %%
 TR = data.tr
@@ -99,13 +100,19 @@ loss_fn = nd.FcLoss(
     metric="1-r+huber",
 )
 heldout_fn = loss_fn.replace(duration=TR * (20 if QUICK else 400), realisations=4)
-signals = eqx.filter_jit(heldout_fn.signals)
 key, new_key = jax.random.key(0), jax.random.key(1)
 
 
+def heldout(model):
+    """``model``'s held-out simulation (its FC ``.fc``), scored against the test subjects
+    (``.sets[0]["test"]``)."""
+    return nd.heldout_scores(heldout_fn, model, key=new_key, sets=1, test=test_runs,
+                             train=train_runs)
+
+
 def score(model):
-    """Scores of ``model``'s held-out simulation against the test subjects."""
-    s = nd.score_runs(np.asarray(signals(model, new_key)), test_runs, train=train_runs)
+    """The held-out scores this tutorial compares."""
+    s = heldout(model).sets[0]["test"]
     return {k: s[k] for k in ("fc_r", "mean_fc", "fraction_of_ceiling")}
 
 
@@ -182,7 +189,7 @@ if plt is not None:
     iu = np.triu_indices(80, 1)
     test_fc = np.asarray(nd.runs_fc(test_runs))[iu]
     for model, label in ((net, "homogeneous"), (fitted, "input gains")):
-        fc = np.asarray(nd.runs_fc(np.asarray(signals(model, new_key))))[iu]
+        fc = heldout(model).fc[iu]
         axes[2].scatter(test_fc, fc, s=2, alpha=0.4, label=label)
     axes[2].set(xlabel="FC, test subjects 5-7", ylabel="FC, held-out simulation", title="held out")
     axes[2].legend(markerscale=5)
@@ -242,8 +249,7 @@ test_fc = np.asarray(nd.runs_fc(test_runs))
 linear = eqx.filter_jit(nd.linear_fc)(nd.resolve_parameters(linear_fitted),
                                      linear_loss.monitor)
 believed = np.corrcoef(np.asarray(linear.fc)[iu], test_fc[iu])[0, 1]
-simulated = nd.score_runs(np.asarray(signals(linear_fitted, new_key)), test_runs,
-                          train=train_runs)
+simulated = heldout(linear_fitted).sets[0]["test"]
 S_e = np.asarray(linear.fixed_point)[0]
 print(f"fixed point: S_e from {S_e.min():.3f} to {S_e.max():.3f}; slowest mode decays in "
       f"{-1 / float(linear.abscissa) / 1000:.1f} s")
