@@ -48,8 +48,8 @@ POINTS = [0.0, 1e-30, -1e-30, 1e-8, -1e-8, 3e-4, -3e-4, 0.01, -0.01, 0.0999, 0.1
 @pytest.mark.parametrize("dtype,rtol", [(jnp.float32, 1e-5), (jnp.float64, 1e-14)])
 def test_z_over_one_minus_exp_matches_reference(dtype, rtol):
     z = jnp.asarray(POINTS, dtype)
-    value = nd.z_over_one_minus_exp(z)
-    grad = jax.vmap(jax.grad(nd.z_over_one_minus_exp))(z)
+    value = jax.jit(nd.z_over_one_minus_exp)(z)  # compiled, as in a simulation
+    grad = jax.jit(jax.vmap(jax.grad(nd.z_over_one_minus_exp)))(z)
     assert value.dtype == dtype and grad.dtype == dtype
     zs = np.asarray(z, np.float64)  # the points as represented in this precision
     expected = np.array([_g_reference(float(x)) for x in zs])
@@ -63,9 +63,10 @@ def test_z_over_one_minus_exp_matches_reference(dtype, rtol):
 def test_z_over_one_minus_exp_dense_window_is_finite(dtype):
     # The window where the naive quotient failed in float32 (issue: 45 of 200,001 points
     # non-finite), and far beyond, in both precisions.
+    # Compiled (as in a simulation): op by op, the vmap of the gradient took seconds.
     z = jnp.linspace(-2e-2, 2e-2, 200_001, dtype=dtype)
-    value = nd.z_over_one_minus_exp(z)
-    grad = jax.vmap(jax.grad(nd.z_over_one_minus_exp))(z)
+    value = jax.jit(nd.z_over_one_minus_exp)(z)
+    grad = jax.jit(jax.vmap(jax.grad(nd.z_over_one_minus_exp)))(z)
     assert bool(jnp.all(jnp.isfinite(value))) and bool(jnp.all(jnp.isfinite(grad)))
     # Near 0: g = 1 + z/2 + z^2/12 and g' = 1/2 + z/6, up to O(z^4) and O(z^3).
     zz = np.asarray(z, np.float64)
@@ -99,9 +100,10 @@ def test_rww_transfer_finite_at_singular_point(dtype):
     def f(c):
         return m.vector_field(jnp.asarray(0.0, dtype), y, c[None])[0]
 
-    dS = f(cs)
-    dS_dc = jax.vmap(lambda c: jax.grad(lambda cc: m.vector_field(
-        jnp.asarray(0.0, dtype), jnp.full((1, 1), S, dtype), cc[None, None])[0, 0])(c))(cs)
+    # Compiled (as in a simulation): op by op, the vmap of the gradient took seconds.
+    dS = jax.jit(f)(cs)
+    dS_dc = jax.jit(jax.vmap(lambda c: jax.grad(lambda cc: m.vector_field(
+        jnp.asarray(0.0, dtype), jnp.full((1, 1), S, dtype), cc[None, None])[0, 0])(c)))(cs)
     assert bool(jnp.all(jnp.isfinite(dS))) and bool(jnp.all(jnp.isfinite(dS_dc)))
     # Reference in float64 at the same (rounded) inputs.
     c64 = np.asarray(cs, np.float64)
