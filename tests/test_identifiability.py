@@ -95,13 +95,18 @@ def test_simulated_fc_loss_against_finite_differences(getkey):
     def at(x):
         return eqx.tree_at(where, net, (jnp.asarray(x[0]), jnp.asarray(x[1])))
 
-    grad = jax.jit(jax.grad(lambda x: loss(at(x), key)[0]))
-    fc = jax.jit(lambda x: loss.simulated_fc(at(x), key)[np.triu_indices(6, k=1)])
+    def loss_and_fc(x):  # the loss (of the simulated FC) and that FC, from one simulation
+        f = loss.simulated_fc(at(x), key)
+        return loss.loss_of_fc(f)[0], f[np.triu_indices(6, k=1)]
+
+    # One compiled program for the gradient and the FC (not one for each).
+    both = jax.jit(jax.grad(loss_and_fc, has_aux=True))
     x0, h = np.array([0.3, 0.32]), 1e-6  # FD error O(h**2): 5e-8 relative here
     cols, jac = [], []
     for e in np.eye(2):
-        cols.append((np.asarray(grad(x0 + h * e)) - np.asarray(grad(x0 - h * e))) / (2 * h))
-        jac.append((np.asarray(fc(x0 + h * e)) - np.asarray(fc(x0 - h * e))) / (2 * h))
+        (g_plus, fc_plus), (g_minus, fc_minus) = both(x0 + h * e), both(x0 - h * e)
+        cols.append((np.asarray(g_plus) - np.asarray(g_minus)) / (2 * h))
+        jac.append((np.asarray(fc_plus) - np.asarray(fc_minus)) / (2 * h))
     np.testing.assert_allclose(out.hessian, np.stack(cols, axis=1), rtol=1e-6,
                                atol=1e-7 * np.abs(out.hessian).max())
     jac = np.stack(jac, axis=1)
