@@ -63,7 +63,8 @@ def problem():
 
 def _fit_g(problem, G0, steps, **kw):
     net, loss_fn, key = problem
-    start = eqx.tree_at(_where_g, net, G0)
+    # An array, not a Python float (static to a filter_jit): every start, one compilation.
+    start = eqx.tree_at(_where_g, net, jnp.asarray(G0, dtype=float))
     return nd.fit(start, loss_fn, ADAM, where=_where_g, bounds=nd.Positive(), steps=steps,
                   key=key, **kw)
 
