@@ -320,9 +320,11 @@ def test_nonfinite_parameters_are_named():
         sol = _sim(_net(coupling=nd.DelayedLinear(G=G)), monitors={"r": nd.Raw()})
         return jnp.sum(sol["r"] ** 2)
 
-    g = jax.grad(loss)(0.5)
+    # (Arrays, not Python floats: simulate's filter_jit would compile each float anew.)
+    g = jax.grad(loss)(jnp.asarray(0.5))
     h = 1e-6
-    np.testing.assert_allclose(g, (loss(0.5 + h) - loss(0.5 - h)) / (2 * h), rtol=1e-6)
+    fd = (loss(jnp.asarray(0.5 + h)) - loss(jnp.asarray(0.5 - h))) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
 
 
 # --- issue 12: inputs that crashed deep in JAX ---------------------------------------------
