@@ -451,7 +451,9 @@ def test_identifiability_gets_a_fisher_matrix_without_being_told():
     # All against central differences of the compiled FC and loss, in (G, gamma).
     where = lambda n: (n.coupling.G, n.dynamics.gamma)  # noqa: E731
     x0 = np.concatenate([[0.05], GAMMA])
-    at = lambda x: _linear_net(G=x[0], gamma=x[1:])  # noqa: E731
+    # G as a Python float, as in the tests above (jnp.asarray of it is weakly typed): the
+    # compiled FCs and loss are theirs (a NumPy scalar would compile both anew).
+    at = lambda x: _linear_net(G=float(x[0]), gamma=x[1:])  # noqa: E731
     out = nd.identifiability(RAW_LOSS, at(x0), where)
     assert out.fisher is not None and out.names[:2] == ("coupling.G", "dynamics.gamma[0]")
     iu = np.triu_indices(N, k=1)
