@@ -25,16 +25,28 @@ N_STEPS = 40
 # --- the comparison ------------------------------------------------------------------------
 
 
+# Every coupling on the sparse layout is in the default run only for Linear and
+# DelayedLinear (each case is a program of its own to compile); the others with -m slow.
+# By default the sparse layout of every coupling is held to the dense one by
+# test_graph.py::test_sparse_equals_dense (all couplings, delayed ones interpolated, with
+# noise), and its nearest and linear delayed reads to NumPy by
+# test_graph.py::test_delayed_reads_match_numpy.
+SPARSE_BY_DEFAULT = (nd.Linear, nd.DelayedLinear)
+
+
 def _cases():
     for c in ALL_COUPLINGS:
         name = type(c).__name__
+        marks = {"dense": (), "sparse": () if type(c) in SPARSE_BY_DEFAULT
+                 else pytest.mark.slow}
         if isinstance(c, nd.AbstractDelayedCoupling):
             for interp in ("nearest", "linear"):
                 for kind in ("dense", "sparse"):
-                    yield pytest.param(c, interp, kind, id=f"{name}-{interp}-{kind}")
+                    yield pytest.param(c, interp, kind, id=f"{name}-{interp}-{kind}",
+                                       marks=marks[kind])
         else:
             for kind in ("dense", "sparse"):
-                yield pytest.param(c, None, kind, id=f"{name}-{kind}")
+                yield pytest.param(c, None, kind, id=f"{name}-{kind}", marks=marks[kind])
 
 
 @pytest.mark.parametrize("coupling,interpolation,kind", list(_cases()))
