@@ -13,14 +13,19 @@ from cli_helpers import TINY, fail as _fail
 
 import netdyn as nd
 
+# The Hopf fits, whose results are not compared with the data: G alone, one realisation of
+# 3.6 s after a 0.72 s burn-in, held out likewise (the same compiled fit step for both).
+HOPF = [*TINY, "--model", "hopf", "--fit", "G", "--realisations", "1", "--duration", "3600",
+        "--burn-in", "720", "--heldout-duration", "3600"]
+
 
 def test_divergence_names_flags(tmp_path, capsys):
     # Hopf nodes have no bound: one Adam step of a huge --lr takes G (log-scaled) far past
     # the coupling the nodes can bear, and the next step's simulation diverges, its burn-in
     # first (a non-finite loss, not a runtime error).
     out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--out", str(out), "--model", "hopf", "--grid", "0", "--fit",
-                        "G", "--lr", "50", "--quiet", "--no-gradient-check"]) == 1
+    assert nd.cli.main([*HOPF, "--out", str(out), "--grid", "0", "--lr", "50", "--quiet",
+                        "--no-gradient-check"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "at step 2 of 12" in err and "--lr" in err and "--overwrite" in err
@@ -33,8 +38,10 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     # Importing matplotlib.figure fails as if matplotlib were not installed.
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--model", "hopf", "--G", "0.7", "--sigma", "0.01", "--fit", "G",
-                 "--steps", "1", "--realisations", "1", "--out", str(out), "--quiet"]) == 0
+    # With the gradient check at the start (on the simulated loss; the test_cli.py fit
+    # skips it).
+    assert nd.cli.main([*HOPF, "--G", "0.7", "--sigma", "0.01", "--steps", "1", "--out",
+                        str(out), "--quiet"]) == 0
     assert "matplotlib is not installed" in capsys.readouterr().out
     assert (out / "params.json").is_file() and not (out / "fit.png").exists()
     report = json.loads((out / "params.json").read_text())
@@ -46,19 +53,34 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     assert history["params"]["coupling.G"][0] == pytest.approx(0.7, rel=1e-12)
 
 
-def test_regional_parameter_along_maps(tmp_path, capsys):
-    # The two-population model with FIC, its I_o varying along the in-strength and a map
-    # from a file (with a header naming it): the coefficients start at 0 (the homogeneous
-    # model) and are fitted; the report names each map's coefficient.
+def test_linear_engine_fits_regional_parameters_along_maps_and_scores_by_simulation(
+        tmp_path, capsys):
+    # --engine linear: the fit's loss is the analytic FC (deterministic: the same value for
+    # every key), G alone by default; the training and held-out figures are simulated.
+    planned = nd.cli.plan(["fit", "--model", "rww-ei-fic", "--engine", "linear"])
+    assert isinstance(planned.loss, nd.LinearFcLoss) and not planned.loss.stochastic
+    assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
+    assert nd.cli.plan(["fit", "--model", "rww"]).options.fit == "G,sigma"  # simulation's
+    # One fit (one compiled program) for both: the two-population model with FIC on the
+    # analytic FC, its I_o varying along the in-strength and a map from a file (with a
+    # header naming it), and per-region input gains; the map coefficients start at 0 (the
+    # homogeneous model) and are fitted; the report names each map's coefficient.
     rng = np.random.default_rng(0)
     path = tmp_path / "myelin.csv"
     path.write_text("T1w/T2w\n" + ",\n".join(f"{v:.6f}" for v in rng.random(80)))
     out = tmp_path / "fit"
-    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--G", "0.45", "--fit",
-                 "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps", "2",
-                 "--realisations", "1", "--no-gradient-check", "--out", str(out)]) == 0
+    # 9 values of G over [G0 / 3, 3 G0]: the analytic FC exists below G ~ 0.56 only. No
+    # gradient check (the Hopf fit runs the command's; tests/test_linear_fc.py checks the
+    # analytic FC's gradient); a short held-out simulation (0.72 s burn-in, 3.6 s).
+    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--fit",
+                        "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps",
+                        "3", "--grid", "9", "--no-plot", "--no-gradient-check", "--burn-in",
+                        "720", "--heldout-duration", "3600", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "params.json").read_text())
+    assert report["engine"] == "linear" and list(report["parameters"]) == [
+        "coupling.G", "dynamics.I_o.coefficients", "graph.weights.log_gain.deviations"]
+    assert not (out / "fit.png").exists()  # --no-plot
     assert report["maps"] == {"names": ["in-strength", "T1w/T2w"], "parameters": ["I_o"]}
     coefficients = report["parameters"]["dynamics.I_o.coefficients"]
     assert len(coefficients) == 2 and report["initial"]["dynamics.I_o.coefficients"] == [0, 0]
@@ -67,22 +89,6 @@ def test_regional_parameter_along_maps(tmp_path, capsys):
     assert gains.shape == (80,) and np.any(gains != 0)
     assert re.search(r"dynamics.I_o.coefficients = [+-][\d.e-]+ in-strength, [+-][\d.e-]+ "
                      r"T1w/T2w", printed), printed
-
-
-def test_linear_engine_fits_on_the_analytic_fc_and_scores_by_simulation(tmp_path, capsys):
-    # --engine linear: the fit's loss is the analytic FC (deterministic: the same value for
-    # every key), G alone by default; the training and held-out figures are simulated.
-    planned = nd.cli.plan(["fit", "--model", "rww-ei-fic", "--engine", "linear"])
-    assert isinstance(planned.loss, nd.LinearFcLoss) and not planned.loss.stochastic
-    assert isinstance(planned.simulated_loss, nd.FcLoss) and planned.options.fit == "G"
-    assert nd.cli.plan(["fit", "--model", "rww"]).options.fit == "G,sigma"  # simulation's
-    out = tmp_path / "fit"
-    # 9 values of G over [G0 / 3, 3 G0]: the analytic FC exists below G ~ 0.56 only.
-    assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--steps", "3",
-                        "--grid", "9", "--no-plot", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    report = json.loads((out / "params.json").read_text())
-    assert report["engine"] == "linear" and list(report["parameters"]) == ["coupling.G"]
     # The analytic loss of the best step is the fit's; the FC written as the fit's is the
     # analytic FC of the fitted model, and the reported metrics are its own.
     assert report["fit_loss"] <= report["initial_loss"] + 1e-12
