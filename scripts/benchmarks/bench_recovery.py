@@ -1,0 +1,161 @@
+"""Does the default fit recover known parameters? Writes benchmarks/recovery.md (and .json).
+
+For each truth (a model of ``netdyn fit --model`` at values off the start's grid, on the
+embedded HCP connectome as the command builds it): its FC from 4 x 288 s of BOLD after
+the model's burn-in (key 1), and again with fresh noise (key 2): the r between the two is
+the best any fit can reproduce the truth's FC, the ceiling of recovery. Then the default
+command fits the first FC (``netdyn fit --model M --fc truth.csv --seed 7``) and the table
+gives each recovered value with its interval (whether it holds the truth), what the
+command says of a value without one (the long check's verdict), the held-out FC r
+against the truth's FC beside the ceiling, and the time.
+
+    python scripts/benchmarks/bench_recovery.py                  # about an hour, 2 cores
+    python scripts/benchmarks/bench_recovery.py --only rww-1     # one truth
+    python scripts/benchmarks/bench_recovery.py --smoke          # tiny runs, minutes
+"""
+
+import tempfile
+from pathlib import Path
+
+import _common  # noqa: F401 (first: this checkout's netdyn)
+import _harness as H
+import equinox as eqx
+import jax
+import numpy as np
+
+import netdyn as nd
+
+jax.config.update("jax_enable_x64", True)
+
+# Truths in the command's units (hopf: per second). rww: G in the stationary band next to
+# its bifurcation at each noise level, sigma over 0.0015-0.004; rww-ei-fic: G below the
+# peak of its mean FC (its fit is analytic: G only); hopf: G and sigma.
+TRUTHS = {
+    "rww-1": ("rww", {"G": 0.2237, "sigma": 0.0016}),
+    "rww-2": ("rww", {"G": 0.2213, "sigma": 0.0022}),
+    "rww-3": ("rww", {"G": 0.2196, "sigma": 0.0027}),
+    "rww-4": ("rww", {"G": 0.2171, "sigma": 0.0033}),
+    "rww-5": ("rww", {"G": 0.2143, "sigma": 0.0039}),
+    "rww-ei-fic-1": ("rww-ei-fic", {"G": 0.4130, "sigma": 0.001}),
+    "rww-ei-fic-2": ("rww-ei-fic", {"G": 0.4570, "sigma": 0.001}),
+    "rww-ei-fic-3": ("rww-ei-fic", {"G": 0.4870, "sigma": 0.001}),
+    "hopf-1": ("hopf", {"G": 0.61, "sigma": 0.017}),
+    "hopf-2": ("hopf", {"G": 1.13, "sigma": 0.026}),
+}
+BUILD = {"rww": nd.presets.rww, "rww-ei-fic": nd.presets.rww_ei_fic, "hopf": nd.presets.hopf}
+SIGNAL = {"rww": "S", "rww-ei-fic": "S_e", "hopf": "x"}
+BURN_IN = {"rww": 57_600.0, "rww-ei-fic": 28_800.0, "hopf": 57_600.0}  # the command's
+SMOKE = ["--quick", "--duration", "7200", "--burn-in", "7200", "--heldout-duration", "14400"]
+
+
+def _truth_fc(model: str, values: dict, duration: float, realisations: int, key: int):
+    """The truth's FC: ``realisations`` x ``duration`` ms of its signal at the HCP TR."""
+    data = nd.datasets.load("hcp")
+    net = BUILD[model](np.asarray(data.weights), np.asarray(data.lengths), **values)
+    monitor = (nd.TemporalAverage(period=data.tr, variables=("x",)) if model == "hopf" else
+               nd.Bold(period=data.tr, variables=SIGNAL[model]))
+    loss = nd.FcLoss(np.eye(80), nd.Heun(), monitor, duration=duration,
+                     burn_in=BURN_IN[model], realisations=realisations)
+    return np.asarray(eqx.filter_jit(loss.simulated_fc)(net, jax.random.key(key)))
+
+
+def _r(a, b) -> float:
+    iu = np.triu_indices(a.shape[0], k=1)
+    return float(np.corrcoef(a[iu], b[iu])[0, 1])
+
+
+def _one(name: str, smoke: bool, work: Path) -> dict:
+    model, values = TRUTHS[name]
+    duration, realisations = (14_400.0, 2) if smoke else (288_000.0, 4)
+    fc = _truth_fc(model, values, duration, realisations, 1)
+    again = _truth_fc(model, values, duration, realisations, 2)
+    path = work / f"{name}.csv"
+    np.savetxt(path, fc, delimiter=",")
+    argv = ["fit", "--model", model, "--fc", str(path), "--seed", "7",
+            *(SMOKE if smoke else []), "--out", str(work / name), "--overwrite"]
+    run = H.fit_here(argv)
+    if run["status"] != 0:
+        return {"truth": values, "model": model, "error": run["summary"]}
+    iu = np.triu_indices(80, k=1)
+    return {"truth": values, "model": model, "report": run["report"],
+            "seconds": run["seconds"], "ceiling": _r(fc, again),
+            "truth_mean_fc": float(fc[iu].mean()), "again_mean_fc": float(again[iu].mean()),
+            "command": "netdyn " + " ".join(argv[:argv.index("--out")])}
+
+
+def measure(args) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="netdyn-recovery-"))
+    names = args.only or (["rww-2", "rww-ei-fic-2", "hopf-1"] if args.smoke else list(TRUTHS))
+    out = {}
+    for name in names:
+        print(f"=== {name}: {TRUTHS[name]}", flush=True)
+        out[name] = _one(name, args.smoke, work)
+    duration, realisations = (14_400.0, 2) if args.smoke else (288_000.0, 4)
+    return {"truths": out, "duration": duration, "realisations": realisations}
+
+
+def _recovered(r: dict, key: str) -> tuple[str, bool | None]:
+    """The recovered value of ``key`` ("G" or "sigma") with its interval, and whether the
+    interval (else the value within 15 %) holds the truth; '-' when not fitted."""
+    rep, truth = r["report"], r["truth"][key]
+    full = {"G": "coupling.G", "sigma": "noise.sigma"}[key]
+    value = rep["parameters"].get(full)
+    if value is None:
+        return "not fitted", None
+    u = rep.get("uncertainty") or {}
+    names = u.get("names") or []
+    if full in names and u.get("valid") and u["constrained"][names.index(full)]:
+        i = names.index(full)
+        lo, hi = u["lower"][i], u["upper"][i]
+        return f"{value:.4g} [{lo:.4g}, {hi:.4g}]", lo <= truth <= hi
+    verdict = (((rep.get("long_check") or {}).get("parameters") or {}).get(full) or {}).get(
+        "verdict", "not run")
+    return f"{value:.4g} (no interval; long check: {verdict})", abs(value - truth) <= 0.15 * truth
+
+
+def render(m: dict) -> str:
+    rows, held, counted = [], 0, 0
+    for name, r in m["truths"].items():
+        if "error" in r:
+            rows.append([name, r["model"], r["truth"], "", "failed: " + " / ".join(r["error"])]
+                        + [""] * 5)
+            continue
+        g, g_ok = _recovered(r, "G")
+        s, s_ok = _recovered(r, "sigma")
+        for ok in (g_ok, s_ok):
+            if ok is not None:
+                counted += 1
+                held += bool(ok)
+        h, hsd = r["report"]["heldout"], r["report"].get("heldout_sd") or {}
+        rows.append([name, r["model"], f"G {r['truth']['G']:g}, sigma {r['truth']['sigma']:g}",
+                     f"{r['truth_mean_fc']:.3f} / {r['again_mean_fc']:.3f}",
+                     f"{g} {'✓' if g_ok else ('✗' if g_ok is False else '')}",
+                     f"{s} {'✓' if s_ok else ('✗' if s_ok is False else '')}",
+                     f"{h['fc_r']:.3f} ± {hsd.get('fc_r', 0.0):.3f}", f"{r['ceiling']:.3f}",
+                     f"{h['fc_r'] - r['ceiling']:+.3f}", f"{r['seconds']:.0f}"])
+    lines = [
+        "# Recovery: the default fit on FC made by its own model", "",
+        f"Each truth's FC: {m.get('realisations', 4)} x {m.get('duration', 288_000.0) / 1000:g} s of BOLD (the HCP TR, "
+        "720 ms; hopf: its x averaged over each TR) after the command's burn-in, "
+        "noise key 1, on the embedded connectome as `netdyn fit` builds it. Fitted with the "
+        "default command and another seed (`netdyn fit --model M --fc truth.csv --seed 7`). "
+        "A value counts as recovered when its 95 % interval holds the truth, or, without an "
+        "interval, when it is within 15 % of it. The held-out FC r is the command's own "
+        "(new noise, mean ± sd over its held-out sets, against the truth's FC); the ceiling "
+        "is the truth model's own FC r between two noise keys, the best a recovery can reach.",
+        "", f"Command: `python scripts/benchmarks/bench_recovery.py {' '.join(H.shown_argv(m))}`",
+        "", *H.table(["truth", "model", "values", "its mean FC (key 1 / 2)", "G recovered",
+                      "sigma recovered",
+                      "held-out FC r", "ceiling", "difference", "seconds"], rows),
+        "", f"Recovered (interval holds the truth, or within 15 % without one): {held} of "
+        f"{counted} fitted values.", "", *H.machine(m), ""]
+    return "\n".join(lines)
+
+
+def options(p) -> None:
+    p.add_argument("--only", nargs="+", choices=list(TRUTHS), default=None,
+                   help="these truths only")
+
+
+if __name__ == "__main__":
+    H.main(measure, render, doc=__doc__, name="recovery", options=options)
