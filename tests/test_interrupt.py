@@ -232,13 +232,15 @@ def _check_outcome(out: Path, rc: int, err: str) -> int | None:
     return saved
 
 
-def test_double_ctrl_c_at_random_moments(tiny):
-    """Two SIGINTs 1 ms apart at 30 random moments of a fit: a resumable checkpoint with
-    every step done, or a clean message; one interrupted fit is resumed to the end."""
+@pytest.mark.parametrize("trials", [10, pytest.param(30, marks=pytest.mark.slow)])
+def test_double_ctrl_c_at_random_moments(tiny, trials):
+    """Two SIGINTs 1 ms apart at random moments of a fit (10 by default, 30 with ``-m
+    slow``; each is a whole fit): a resumable checkpoint with every step done, or a clean
+    message; one interrupted fit is resumed to the end."""
     folder, finished, seconds = tiny
     rng = random.Random(26)
     resumed = False
-    for trial in range(30):
+    for trial in range(trials):
         out = folder / f"trial{trial}"
         argv = _argv(folder, out)
         # (From 2 ms: the thread has started and main is running.)
