@@ -133,9 +133,10 @@ def render(m: dict) -> str:
                      f"{s} {'✓' if s_ok else ('✗' if s_ok is False else '')}",
                      f"{h['fc_r']:.3f} ± {hsd.get('fc_r', 0.0):.3f}", f"{r['ceiling']:.3f}",
                      f"{h['fc_r'] - r['ceiling']:+.3f}", f"{r['seconds']:.0f}"])
+    runs, seconds = m.get("realisations", 4), m.get("duration", 288_000.0) / 1000
     lines = [
         "# Recovery: the default fit on FC made by its own model", "",
-        f"Each truth's FC: {m.get('realisations', 4)} x {m.get('duration', 288_000.0) / 1000:g} s of BOLD (the HCP TR, "
+        f"Each truth's FC: {runs} x {seconds:g} s of BOLD (the HCP TR, "
         "720 ms; hopf: its x averaged over each TR) after the command's burn-in, "
         "noise key 1, on the embedded connectome as `netdyn fit` builds it. Fitted with the "
         "default command and another seed (`netdyn fit --model M --fc truth.csv --seed 7`). "
