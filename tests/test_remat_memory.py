@@ -100,9 +100,12 @@ def test_auto_respects_budget():
     assert type(choice.strategy) in (nd.Uniform, nd.Nested, nd.MultiLevel)  # checkpoints
     assert choice.temp_bytes <= budget
     # simulate chooses the same strategy (the same compiled gradient), which fits with the
-    # loss around it (that it runs it: test_auto_runs_the_strategy_it_chooses, slow).
+    # loss around it, and runs it: the same samples, bit for bit.
     assert _memory(auto) == _memory(choice.strategy)
     assert _memory(auto).temp_bytes <= 1.2 * budget
+    ran, chosen = (jax.jit(lambda G, r=r: _run_g(r, G))(0.6) for r in (auto, choice.strategy))
+    for a, b in zip(jax.tree.leaves(ran), jax.tree.leaves(chosen), strict=True):
+        assert np.array_equal(a, b)
     # Every candidate is compiled before giving up; a two-node network without delays,
     # integrated by Euler over 20 steps, keeps that quick (1.7 s here, 17 s with _network).
     tiny = nd.Network(nd.LinearDynamics(gamma=-0.1), nd.Linear(G=0.1),
@@ -110,19 +113,3 @@ def test_auto_respects_budget():
     with pytest.raises(ValueError, match="no strategy fits max_bytes=10; the smallest was"):
         nd.choose_remat(tiny, nd.Euler(remat=nd.Auto(max_bytes=10)), t0=0.0, t1=20.0, dt=1.0,
                         monitors={"tavg": nd.TemporalAverage(period=10.0)}, key=None)
-
-
-# Two more compilations of Auto's choice and two forward runs (about a third of the test
-# above); by default test_auto_respects_budget shows that simulate compiles the chosen
-# strategy's gradient, and test_remat.py::test_forward_is_bit_identical[Auto] runs Auto's
-# forward against NoRemat's.
-@pytest.mark.slow
-def test_auto_runs_the_strategy_it_chooses():
-    auto = nd.Auto(max_bytes=200_000)
-    g = jax.ShapeDtypeStruct((), jnp.float64, weak_type=True)
-    choice = _run_g(auto, g, run=nd.choose_remat)
-    assert type(choice.strategy) in (nd.Uniform, nd.Nested, nd.MultiLevel)  # checkpoints
-    # The same samples, bit for bit.
-    ran, chosen = (jax.jit(lambda G, r=r: _run_g(r, G))(0.6) for r in (auto, choice.strategy))
-    for a, b in zip(jax.tree.leaves(ran), jax.tree.leaves(chosen), strict=True):
-        assert np.array_equal(a, b)
