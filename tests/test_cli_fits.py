@@ -74,7 +74,7 @@ def test_linear_engine_fits_regional_parameters_along_maps_and_scores_by_simulat
     # analytic FC's gradient); a short held-out simulation (0.72 s burn-in, 3.6 s).
     assert nd.cli.main([*TINY, "--model", "rww-ei-fic", "--engine", "linear", "--fit",
                         "G,I_o:maps,input-gain", "--maps", f"in-strength,{path}", "--steps",
-                        "3", "--grid", "9", "--no-plot", "--no-gradient-check", "--burn-in",
+                        "2", "--grid", "9", "--no-plot", "--no-gradient-check", "--burn-in",
                         "720", "--heldout-duration", "3600", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "params.json").read_text())
