@@ -86,13 +86,11 @@ def reference():
 
 # Gradients of strategies whose kind of schedule a default case runs too, with ``pytest -m
 # slow`` (each bit-identical forward is checked by default, in test_forward_is_bit_identical
-# or in the gradient's own program). By default: unequal blocks of steps (Uniform(7), whose
-# last block in each period is one step, as all of Uniform(1)'s); the four levels of
-# MultiLevel(4), unequal blocks of 4 and 13 steps inside equal blocks of one and 4 periods
-# (nd.checkpoint_blocks); a policy saving named values (Policy(("coupling",))); Auto's
-# choice.
+# or in the gradient's own program). By default: blocks of one step (Uniform(1)); unequal
+# blocks of steps (Uniform(7)); the four levels of MultiLevel(4), unequal blocks of 4 and
+# 13 steps inside equal blocks of one and 4 periods (nd.checkpoint_blocks); a policy
+# saving named values (Policy(("coupling",))); Auto's choice.
 _SLOW_GRADIENTS = {
-    nd.Uniform(1),  # blocks of one step
     nd.Uniform(25),  # equal blocks of steps
     nd.Uniform(50),  # blocks of one period
     nd.Uniform(150),  # equal blocks of 3 periods
