@@ -64,24 +64,17 @@ def _network(report: dict, weights: np.ndarray, lengths: np.ndarray) -> nd.Netwo
 
 
 def _scores(net, heldout: nd.FcLoss, data, keys: int, fcd: tuple[int, int]) -> dict:
-    """Test- and training-run scores of ``keys`` held-out noise sets: per set and their
-    mean and standard deviation."""
-    signals = eqx.filter_jit(heldout.signals)
+    """Test- and training-run scores of ``keys`` held-out noise sets (``nd.heldout_scores``):
+    per set, and their mean and standard deviation (``ddof=1``)."""
     train, test = list(data.bold[:4]), list(data.bold[4:])
-    sets = []
-    for k in range(keys):
-        s = np.asarray(signals(net, jax.random.key(10_000 + k)))
-        window = fcd[0] if fcd[0] <= s.shape[1] else None
-        sets.append({"test": nd.score_runs(s, test, train=train, fcd_window=window,
-                                           fcd_step=fcd[1]),
-                     "train": nd.score_runs(s, train, fcd_window=window, fcd_step=fcd[1])})
-    summary = {}
-    for side in ("test", "train"):
-        for metric in ("fc_r", "mean_fc", "fcd_ks", "fraction_of_ceiling"):
-            values = [s[side][metric] for s in sets if metric in s[side]]
-            if values:
-                summary[f"{side}_{metric}"] = (float(np.mean(values)), float(np.std(values)))
-    return {"sets": sets, "summary": summary}
+    result = nd.heldout_scores(heldout, net, key=jax.random.key(10_000), sets=keys, test=test,
+                               train=train, fcd_window=fcd[0], fcd_step=fcd[1])
+    summary = {f"{side}_{metric}": (result.mean[side][metric], result.sd[side][metric])
+               for side in ("test", "train")
+               for metric in ("fc_r", "mean_fc", "fcd_ks", "fraction_of_ceiling")
+               if metric in result.mean[side]}
+    return {"sets": [{"test": s["test"], "train": s["train"]} for s in result.sets],
+            "summary": summary}
 
 
 def _row(name: str, fit: dict, scores: dict) -> str:
