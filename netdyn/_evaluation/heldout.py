@@ -128,20 +128,22 @@ def heldout_scores(
         raise ValueError("heldout_scores: train= is the other side of the noise ceiling; "
                          "pass test= (the held-out runs) with it.")
     empirical = [np.asarray(r) for runs in (test, train) if runs is not None for r in runs]
-    scored, first_fc, skipped = [], None, None
+    scored, first_fc, window, skipped = [], None, None, None
     for i, k in enumerate(set_keys(key, sets)):
         signals = np.asarray(simulate_signals(loss_fn, network, k))
         fc = runs_fc(signals)
         loss, metrics = loss_fn.loss_of_fc(jnp.asarray(fc))
         one = {"fit": {"loss": float(loss), **{m: float(v) for m, v in metrics.items()}}}
+        if i == 0:
+            first_fc = fc
         if test is not None:
-            window, skipped = _fcd_window(fcd_window, empirical, signals.shape[1])
+            if i == 0:  # every set has the same length: the FCD is scored in all or in none
+                window, skipped = _fcd_window(fcd_window, empirical, signals.shape[1])
             one["test"] = score_runs(signals, test, train=train, fcd_window=window,
                                      fcd_step=fcd_step)
             if train is not None:
                 one["train"] = score_runs(signals, train, fcd_window=window,
                                           fcd_step=fcd_step)
-        first_fc = fc if first_fc is None else first_fc
         scored.append(one)
         if on_set is not None:
             on_set(i, one)
