@@ -33,8 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # The README and the hand-written pages (docs/api/ holds reference pages, docs/tutorials/
 # is generated from tutorials/*.py, which run on their own).
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# Heavy pages run only with -m slow (none so far).
-SLOW: set[str] = set()
+# Heavy pages run only with -m slow: together about 130 s of the default run's CPU (the
+# README's fit on the analytic FC and its held-out simulation; the getting-started page's
+# two held-out sets). `.ci/run` runs them after the default suite
+# (`pytest -m slow tests/test_doc_examples.py`), so every page's examples are checked in CI.
+SLOW = {"README.md", "getting-started.md"}
 
 _FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", flags=re.DOTALL | re.MULTILINE)
 _MARKER = re.compile(r"<!--\s*(not run|raises)\s*:\s*((?:(?!-->).)*?)\s*-->\s*$",
@@ -273,3 +276,10 @@ def test_docs_index_lists_every_tutorial():
                        if p.name != "run_all.py" and not p.name.startswith("_"))
     missing = [t for t in tutorials if f"(../tutorials/{t}.py)" not in index]
     assert not missing, f"docs/index.md does not list: {missing}"
+
+
+def test_ci_runs_the_heavy_pages():
+    # The pages kept out of the default run are still checked on every CI run.
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert SLOW <= {p.name for p in PAGES}
+    assert "pytest -m slow tests/test_doc_examples.py" in ci
