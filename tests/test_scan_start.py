@@ -38,6 +38,9 @@ class BumpLoss(AbstractFcLoss):
     def __call__(self, model, key):
         return self.loss_of_fc(self.model_fc(model, key))
 
+    def evaluate(self, model, key):
+        return *self(model, key), self.model_fc(model, key)
+
     def fitted_to(self, runs):
         return self.replace(target=nd.runs_fc(runs))
 

@@ -4,12 +4,11 @@ test subjects."""
 
 import time
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
 from .._evaluation.heldout import heldout_scores, mean_and_sd, simulate_signals
-from .._loss._base import AbstractFcLoss
+from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._loss.fc_loss import FcLoss
 from .._observation.runs import runs_fc
 from .._persistence import interrupt
@@ -29,18 +28,14 @@ def evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray,
     return out, simulated, signals
 
 
-def analytic(loss_fn: AbstractFcLoss, model) -> tuple[dict[str, float], np.ndarray]:
-    """Metrics (as ``evaluate``'s) and the FC of a deterministic loss (the analytic FC)."""
-    loss, metrics, f = _analytic_point(loss_fn, model)
+def analytic(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
+    """Metrics (as ``evaluate``'s) and the FC of a deterministic loss (the analytic FC),
+    through the program the start's scan compiled (``key``: the scan's, which the loss
+    ignores)."""
+    loss, metrics, f = evaluate_compiled(loss_fn, model, key)
     out = {k: float(v) for k, v in metrics.items()}
     out["loss"] = float(loss)
     return out, np.asarray(f)
-
-
-@eqx.filter_jit
-def _analytic_point(loss_fn: AbstractFcLoss, model):
-    loss, metrics = loss_fn(model, None)
-    return loss, metrics, loss_fn.model_fc(model, None)
 
 
 def heldout_check(args, data: FitData, heldout_fn: FcLoss, fitted, key):

@@ -179,7 +179,7 @@ def _run(out: Path, planned: FitPlan) -> int:
 
     # The fit's own FC and metrics at its end: simulated as each step was, or the analytic
     # ones (what the linear engine fitted; the held-out check below simulates).
-    train, simulated = (analytic(loss_fn, fitted) if args.engine == "linear" else
+    train, simulated = (analytic(loss_fn, fitted, key) if args.engine == "linear" else
                         evaluate(planned.simulated_loss, fitted, key)[:2])
     interrupt.check()
     heldout, simulated_heldout, runs = heldout_check(args, data, planned.heldout_loss, fitted,

@@ -276,8 +276,16 @@ class FcLoss(AbstractFcLoss):
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]]]:
         """``(loss, metrics)`` for ``network`` and noise ``key``."""
+        loss, metrics, _ = self.evaluate(network, key)
+        return loss, metrics
+
+    def evaluate(
+        self, network: Network, key: Key | None
+    ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]], Float[Array, "nodes nodes"]]:
+        """``(loss, metrics, simulated FC)`` from one simulation of the realisations."""
         x = self.signals(network, key)
-        loss, metrics = self.loss_of_fc(jnp.mean(jax.vmap(fc)(x), axis=0))
+        simulated = jnp.mean(jax.vmap(fc)(x), axis=0)
+        loss, metrics = self.loss_of_fc(simulated)
         if self.fcd_target is not None:
             window, step = self.fcd_window
             values = jax.vmap(lambda s: fcd_values(fcd(s, window, step), k=1))(x)
@@ -285,4 +293,4 @@ class FcLoss(AbstractFcLoss):
             d = compare(values.reshape(-1), self.fcd_target)
             loss = loss + self.fcd_weight * d
             metrics = {**metrics, "fcd_distance": d}
-        return loss, metrics
+        return loss, metrics, simulated

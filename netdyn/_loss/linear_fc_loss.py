@@ -118,6 +118,13 @@ class LinearFcLoss(AbstractFcLoss):
 
     def __call__(self, network: Network, key=None) -> tuple[Float[Array, ""], Metrics]:
         """``(loss, metrics)`` of ``network``; ``key`` is ignored."""
+        loss, metrics, _ = self.evaluate(network, key)
+        return loss, metrics
+
+    def evaluate(
+        self, network: Network, key=None
+    ) -> tuple[Float[Array, ""], Metrics, Float[Array, "nodes nodes"]]:
+        """``(loss, metrics, analytic FC)`` from one analytic FC; ``key`` is ignored."""
         network = resolve_parameters(network)  # a parameterised graph has no size before
         self._check(network)
         result = analytic_fc(network, self.monitor, initial=self.initial, method=self.method)
@@ -126,4 +133,4 @@ class LinearFcLoss(AbstractFcLoss):
         barrier = self.barrier_weight * excess * excess
         found, exact = solved(result)
         loss = jnp.where(found & exact, loss + barrier, jnp.nan)
-        return loss, {**metrics, "abscissa": result.abscissa, "barrier": barrier}
+        return loss, {**metrics, "abscissa": result.abscissa, "barrier": barrier}, result.fc

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Key
 
-from .._loss._base import AbstractFcLoss
+from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._observation._stats import upper_triangle
 from .level_search import LevelSearch, level_search
 
@@ -31,12 +31,6 @@ class StartScan:
     bracket: tuple[float, float] | None
     level: float
     search: LevelSearch
-
-
-@eqx.filter_jit
-def _point(loss_fn: AbstractFcLoss, model, key):
-    loss, metrics = loss_fn(model, key)
-    return loss, metrics["mean_fc"]
 
 
 def scan_start(
@@ -79,9 +73,11 @@ def scan_start(
             if on_point is not None:
                 on_point(float(v))
             model = eqx.tree_at(where, network, jnp.asarray(v, current.dtype))
-            out.append(_point(loss_fn, model, key))
-        return {"mean_fc": np.array([float(m) for _, m in out]),
-                "loss": np.array([float(loss) for loss, _ in out])}
+            # The program netdyn fit evaluates its fitted model with: compiled once.
+            loss, metrics, _ = evaluate_compiled(loss_fn, model, key)
+            out.append((float(loss), float(metrics["mean_fc"])))
+        return {"mean_fc": np.array([m for _, m in out]),
+                "loss": np.array([loss for loss, _ in out])}
 
     found = level_search(evaluate, values, level, key="mean_fc", iterations=iterations,
                          side=side)
