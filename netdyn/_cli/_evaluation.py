@@ -1,37 +1,25 @@
 """The fitted model's evaluations in ``netdyn fit``: its own FC at the fit (simulated, or
-the analytic one), and the held-out check over noise sets, scored on the training and the
-test subjects."""
+the analytic one), and the held-out check over noise sets (``nd.heldout_scores``), scored
+on the training and the test subjects."""
 
 import time
 
-import jax.numpy as jnp
 import numpy as np
 
-from .._evaluation.heldout import heldout_scores, mean_and_sd, simulate_signals
+from .._evaluation.heldout import heldout_scores, mean_and_sd
 from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._loss.fc_loss import FcLoss
-from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from ._data import FitData
 from ._plan import fcd_samples
 from ._uncertainty import heldout_key
 
 
-def evaluate(loss_fn: FcLoss, model, key) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-    """Metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``), the FC (the
-    mean of the realisations') and the signals ``[realisations, samples, nodes]``."""
-    signals = np.asarray(simulate_signals(loss_fn, model, key))
-    simulated = runs_fc(signals)
-    loss, metrics = loss_fn.loss_of_fc(jnp.asarray(simulated))
-    out = {k: float(v) for k, v in metrics.items()}
-    out["loss"] = float(loss)
-    return out, simulated, signals
-
-
-def analytic(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
-    """Metrics (as ``evaluate``'s) and the FC of a deterministic loss (the analytic FC),
-    through the program the start's scan compiled (``key``: the scan's, which the loss
-    ignores)."""
+def at_fit(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
+    """The fit's own metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``,
+    and any the loss adds) and FC at ``model``: simulated with ``key`` as each step was,
+    or the analytic FC, through the program the start's scan compiled (``evaluate_compiled``:
+    for the linear engine, the same loss and model structure, so compiled once)."""
     loss, metrics, f = evaluate_compiled(loss_fn, model, key)
     out = {k: float(v) for k, v in metrics.items()}
     out["loss"] = float(loss)

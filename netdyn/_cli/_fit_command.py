@@ -21,7 +21,7 @@ from .._persistence import interrupt
 from .._persistence.strict_json import write_json
 from .._search.scan_start import scan_start
 from ._data import FitData
-from ._evaluation import analytic, evaluate, heldout_check
+from ._evaluation import at_fit, heldout_check
 from ._long_check import long_check
 from ._model import MODELS, factor, with_G
 from ._plan import FitPlan, plan_options
@@ -179,8 +179,8 @@ def _run(out: Path, planned: FitPlan) -> int:
 
     # The fit's own FC and metrics at its end: simulated as each step was, or the analytic
     # ones (what the linear engine fitted; the held-out check below simulates).
-    train, simulated = (analytic(loss_fn, fitted, key) if args.engine == "linear" else
-                        evaluate(planned.simulated_loss, fitted, key)[:2])
+    train, simulated = at_fit(loss_fn if args.engine == "linear" else planned.simulated_loss,
+                              fitted, key)
     interrupt.check()
     heldout, simulated_heldout, runs = heldout_check(args, data, planned.heldout_loss, fitted,
                                                        key)

@@ -14,10 +14,9 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._evaluation.heldout import set_keys
+from .._evaluation.heldout import heldout_scores
 from .._loss.fc_loss import FcLoss
 from .._persistence import interrupt
-from ._evaluation import evaluate
 from ._model import Where, in_option_units, leaf, long_name
 from ._uncertainty import heldout_key
 
@@ -55,20 +54,19 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
         print(f"netdyn fit: the loss along {', '.join(names)} at the held-out length "
               f"({len(heldout_each)} set(s)) ...", flush=True)
     start = time.perf_counter()
-    keys = set_keys(heldout_key(key), len(heldout_each))
     centres = np.array([e["loss"] for e in heldout_each])
     out = {}
     for name in names:
         value = leaf(fitted, name)
-        points = []  # [factor][set]
+        points = []  # [factor][set]: each set with the held-out check's noise of that set
         for f in FACTORS:
             moved = eqx.tree_at(lambda m, n=name: leaf(m, n), fitted,
                                 jnp.asarray(value * f, jnp.result_type(value)))
-            row = []
-            for k in keys:
-                interrupt.check()
-                row.append(evaluate(heldout_fn, moved, k)[0])
-            points.append(row)
+            interrupt.check()
+            scores = heldout_scores(heldout_fn, moved, key=heldout_key(key),
+                                    sets=len(heldout_each),
+                                    on_set=lambda i, one: interrupt.check())
+            points.append([one["fit"] for one in scores.sets])
         rise_each = np.array([[p["loss"] for p in row] for row in points]) - centres
         full = long_name(name)
         out[full] = {
