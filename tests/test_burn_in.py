@@ -30,7 +30,8 @@ def _loss(**kw):
 
 
 def test_burn_in_continues_one_long_run_exactly():
-    net, key = _network(), jax.random.key(3)
+    # G as an array (as the finite differences below pass it): one compiled 700 ms run.
+    net, key = _network(G=jnp.asarray(0.3)), jax.random.key(3)
     loss = _loss(burn_in=180.0)  # rounded up to 200 ms, whole BOLD periods
     assert loss.burn_in_simulated == 200.0
     signal = loss.signal(net, key)
@@ -39,6 +40,10 @@ def test_burn_in_continues_one_long_run_exactly():
     np.testing.assert_array_equal(np.asarray(signal), np.asarray(long["s"][4:, 0]))
 
 
+# With -m slow (a third realisation, a burn-in each): the average over realisations of
+# independent keys is checked in the default run by
+# test_fcd_term_adds_the_wasserstein_distance_of_fcd_values.
+@pytest.mark.slow
 def test_realisations_average_fc_of_independent_keys():
     net, key = _network(), jax.random.key(4)
     loss = _loss(burn_in=100.0, realisations=3)
@@ -50,7 +55,9 @@ def test_realisations_average_fc_of_independent_keys():
     assert not np.allclose(fcs[0], fcs[1])
 
 
-@pytest.mark.parametrize("metric", ["1-r+mean", "rmse"])
+# "rmse" with -m slow: its metric's gradient is checked in the default run by
+# test_burn_in_gradient_is_the_derivative_of_the_whole_run, the truncation by "1-r+mean".
+@pytest.mark.parametrize("metric", ["1-r+mean", pytest.param("rmse", marks=pytest.mark.slow)])
 def test_truncated_gradient_matches_finite_differences_of_the_frozen_objective(metric):
     # The burn-in is outside the gradient by design (stop_gradient on its final state):
     # the objective differentiated is the measured run's loss from the burn-in state
@@ -85,6 +92,10 @@ def test_truncated_gradient_matches_finite_differences_of_the_frozen_objective(m
     np.testing.assert_allclose(float(g), fd, rtol=5e-5)
 
 
+# With -m slow: its paths, the truncated gradient and the whole run's, are checked exactly
+# in the default run by test_truncated_gradient_matches_finite_differences_of_the_frozen_
+# objective and test_burn_in_gradient_is_the_derivative_of_the_whole_run.
+@pytest.mark.slow
 def test_truncated_gradient_approaches_full_gradient_for_long_runs():
     # What the stop_gradient leaves out is the effect of G on the state the measured run
     # starts from; it fades with the system's memory (here ~10 ms of relaxation, 5 ms
@@ -141,8 +152,12 @@ def test_truncated_burn_in_records_no_tape():
     # outside the tape.
     net = _network()
 
+    # A plain Heun run and a temporal average (without a burn-in's stop_gradient, its
+    # 6000 steps would be on the tape next to the measured run's 600).
     def memory(burn_in):
-        loss = _loss(burn_in=burn_in, duration=300.0, burn_in_gradient=False)
+        loss = nd.FcLoss(_loss().target, nd.Heun(), nd.TemporalAverage(period=50.0,
+                         variables=("x",)), duration=300.0, dt=DT, burn_in=burn_in,
+                         burn_in_gradient=False)
         return nd.gradient_memory(lambda n, k: loss(n, k)[0], net, jax.random.key(0)).temp_bytes
 
     short, long = memory(100.0), memory(3000.0)
@@ -204,30 +219,35 @@ def _fcd_numpy(x, window, step):
 
 def test_fcd_term_adds_the_wasserstein_distance_of_fcd_values():
     # Against a NumPy oracle: FCD by a loop, W2 between equal-size samples = RMS of the
-    # differences of the sorted values.
+    # differences of the sorted values. (No burn-in: the FCD term reads the measured runs
+    # alone, and each burn-in would be one more compiled run.)
     net, key = _network(), jax.random.key(9)
-    plain = _loss(burn_in=100.0, realisations=2, duration=1000.0)
+    plain = _loss(realisations=2, duration=1000.0)
     x = [np.asarray(plain.signal(net, jax.random.fold_in(key, b))) for b in range(2)]
     rng = np.random.default_rng(3)
     window, step = 8, 2
     n_values = 2 * len(_fcd_numpy(x[0], window, step))
     target = np.tanh(rng.normal(0.3, 0.4, n_values))
-    with_fcd = _loss(burn_in=100.0, realisations=2, duration=1000.0, fcd_target=target,
+    with_fcd = _loss(realisations=2, duration=1000.0, fcd_target=target,
                      fcd_window=(window, step), fcd_weight=0.5)
     loss0, _ = plain(net, key)
-    loss1, metrics = with_fcd(net, key)
+    # The FC compared: the mean of the realisations' FCs, each with its own key.
+    np.testing.assert_allclose(np.asarray(plain.simulated_fc(net, key)),
+                               np.mean([np.corrcoef(xi.T) for xi in x], 0), atol=1e-12)
+    assert not np.allclose(x[0], x[1])
+    # The loss, its metrics and its gradient from one compiled program.
+    (loss1, metrics), g = jax.jit(jax.value_and_grad(
+        lambda G: with_fcd(eqx.tree_at(lambda n: n.coupling.G, net, G), key), has_aux=True))(
+        jnp.asarray(0.3))
     sim = np.sort(np.concatenate([_fcd_numpy(xi, window, step) for xi in x]))
     w2 = np.sqrt(np.mean((sim - np.sort(target)) ** 2))
     np.testing.assert_allclose(float(metrics["fcd_distance"]), w2, rtol=1e-9)
     np.testing.assert_allclose(float(loss1), float(loss0) + 0.5 * w2, rtol=1e-9)
-    g = jax.jit(jax.grad(
-        lambda G: with_fcd(eqx.tree_at(lambda n: n.coupling.G, net, G), key)[0]))(
-        jnp.asarray(0.3))
     assert np.isfinite(float(g))
     with pytest.raises(ValueError, match="fcd_window"):
         _loss(duration=500.0, fcd_target=target, fcd_window=(40, 1))
     # The KS form: logistic-smoothed CDFs (h = 0.02) compared on 256 evenly spaced points.
-    with_ks = _loss(burn_in=100.0, realisations=2, duration=1000.0, fcd_target=target,
+    with_ks = _loss(realisations=2, duration=1000.0, fcd_target=target,
                     fcd_window=(window, step), fcd_weight=0.5, fcd_metric="ks")
     z = np.linspace(min(sim.min(), target.min()), max(sim.max(), target.max()), 256)
 
