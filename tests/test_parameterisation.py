@@ -104,6 +104,12 @@ def test_a_parameterisation_simulates_as_its_value():
     assert float(a) == float(b)
 
 
+def _nested_gain():
+    """Input log-gains along the maps: log g_i = sum_k c_k M_ki (an absolute map with
+    baseline 0)."""
+    return nd.MapParameter(0.0, _maps(), coefficients=[0.3, -0.2], relative=False)
+
+
 def _hopf(a):
     """Stuart-Landau nodes with a regional bifurcation parameter ``a`` (slow: 20 ms
     periods on a 200 ms run, damped near the bifurcation)."""
@@ -141,14 +147,24 @@ def test_gradient_through_a_parameterisation_matches_finite_differences(paramete
     _assert_along(leaves, value_and_grad, _random_direction(leaves, 1, only))
 
 
-# InputScaling's gradient: also through test_parameterisations_nest_and_resolve_innermost_first
-# (its log-gains along a map), in the default run.
+# InputScaling's gradient: also through the "hopf" case (test_parameterisations_nest_and_
+# resolve_innermost_first's log-gains along a map), in the default run.
 @pytest.mark.parametrize("kind", [pytest.param("input", marks=pytest.mark.slow), "hopf"])
 def test_gradient_through_a_parameterisation_of_its_own_matches_finite_differences(kind):
     if kind == "hopf":
-        # Heterogeneous Hopf: each region's distance from its bifurcation along two maps.
+        # Heterogeneous Hopf: each region's distance from its bifurcation along two maps;
+        # in the same network (one compiled gradient) the nested input gains of
+        # test_parameterisations_nest_and_resolve_innermost_first. Each checked along its
+        # own leaves.
         net = _hopf(nd.MapParameter(-0.05, _maps(), coefficients=[0.4, -0.3]))
-        where = lambda n: (n.dynamics.a.baseline, n.dynamics.a.coefficients)  # noqa: E731
+        net = eqx.tree_at(lambda n: n.graph.weights, net,
+                          nd.InputScaling(net.graph.weights, _nested_gain()))
+        where = lambda n: (n.dynamics.a.baseline, n.dynamics.a.coefficients,  # noqa: E731
+                           n.graph.weights.log_gain.coefficients)
+        leaves, value_and_grad = _compiled_gradient(net, where)
+        for only in ((0, 1), (2,)):
+            _assert_along(leaves, value_and_grad, _random_direction(leaves, 1, only))
+        return
     else:
         net = _rww()
         net = eqx.tree_at(lambda n: n.graph.weights, net, nd.InputScaling(
@@ -178,9 +194,16 @@ def test_connectivity_scaling_formulas_and_the_structural_mask():
     assert np.all(np.asarray(grad)[weights > 0] > 0)
 
 
+def _resolved_loss(net, key):
+    """A loss of the resolved parameters alone (the gradient through a simulation of a
+    map-based I_o: test_gradient_through_a_parameterisation_matches_finite_differences)."""
+    return jnp.sum((nd.resolve_parameters(net).dynamics.I_o - jnp.linspace(0.3, 0.36, N))
+                   ** 2), {}
+
+
 def test_fit_trains_map_coefficients():
     net = _rww(I_o=nd.MapParameter(0.33, _maps()))
-    fitted, history = nd.fit(net, _loss, __import__("optax").sgd(1e-3),
+    fitted, history = nd.fit(net, _resolved_loss, __import__("optax").sgd(1e-1),
                              where=lambda n: n.dynamics.I_o.coefficients, steps=2,
                              key=jax.random.key(0), progress=False)
     assert isinstance(fitted.dynamics.I_o, nd.MapParameter)
@@ -338,12 +361,13 @@ def test_parameterisations_nest_and_resolve_innermost_first():
     # Input gains along a map: log g_i = sum_k c_k M_ki (an absolute map with baseline 0).
     weights, _ = connectome(N)
     maps = _maps()
-    gain = nd.MapParameter(0.0, maps, coefficients=[0.3, -0.2], relative=False)
-    net = eqx.tree_at(lambda n: n.graph.weights, _rww(), nd.InputScaling(weights, gain))
+    net = eqx.tree_at(lambda n: n.graph.weights, _rww(), nd.InputScaling(weights,
+                                                                         _nested_gain()))
     resolved = nd.resolve_parameters(net).graph.weights
     expected = np.exp(0.3 * maps[0] - 0.2 * maps[1])[:, None] * weights
     np.testing.assert_allclose(resolved, expected, rtol=1e-14)
-    _assert_gradient_matches(net, lambda n: n.graph.weights.log_gain.coefficients)
+    # Its gradient through a simulation: in the "hopf" case of
+    # test_gradient_through_a_parameterisation_of_its_own_matches_finite_differences.
 
 
 def test_fic_refuses_an_unreachable_target_rate():
