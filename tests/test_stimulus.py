@@ -225,12 +225,14 @@ def test_gradient_through_smooth_pulses_matches_finite_differences():
     net = _network(stim, n_nodes=3)
     where = lambda n: tuple(getattr(n.stimulus, f) for f in FIELDS)  # noqa: E731
     values = jnp.asarray([float(v) for v in where(net)])
-    loss = jax.jit(lambda p: _loss(eqx.tree_at(where, net, tuple(p))))
-    grad = jax.jit(jax.grad(loss))(values)
+    # The values of the differences from the gradient's own program: one compile.
+    value_and_grad = jax.jit(jax.value_and_grad(lambda p: _loss(eqx.tree_at(where, net,
+                                                                            tuple(p)))))
+    grad = value_and_grad(values)[1]
     h = 1e-5
     for i, field in enumerate(FIELDS):
         e = jnp.zeros(len(FIELDS)).at[i].set(h)
-        fd = (loss(values + e) - loss(values - e)) / (2 * h)
+        fd = (value_and_grad(values + e)[0] - value_and_grad(values - e)[0]) / (2 * h)
         assert abs(float(fd)) > 1e-3, field  # the parameter matters
         np.testing.assert_allclose(grad[i], fd, rtol=1e-6, err_msg=field)
 
@@ -238,9 +240,11 @@ def test_gradient_through_smooth_pulses_matches_finite_differences():
 def test_sharp_pulses_give_amplitude_gradients_and_zero_timing_gradients():
     stim = nd.PulseTrain("x", amplitude=1.3, onset=1.1, width=0.6, period=1.7, n_pulses=2)
     net = _network(stim, n_nodes=2)
-    grads = jax.grad(_loss)(net).stimulus
+    # The loss and its gradient from one compiled program (eagerly, each part compiles).
+    value, grads = jax.jit(jax.value_and_grad(_loss))(net)
+    grads = grads.stimulus
     # The loss is quadratic in the amplitude of a linear response: dL/da = 2 L / a.
-    assert float(grads.amplitude) == pytest.approx(2 * float(_loss(net)) / 1.3, rel=1e-12)
+    assert float(grads.amplitude) == pytest.approx(2 * float(value) / 1.3, rel=1e-12)
     assert float(grads.onset) == 0.0 and float(grads.width) == 0.0
 
 
@@ -250,9 +254,15 @@ def test_gradient_through_sampled_samples_and_start():
                               outside="hold")
     net = _network(stim, n_nodes=2)
     where = lambda n: (n.stimulus.samples, n.stimulus.start)  # noqa: E731
-    loss = jax.jit(lambda s, t: _loss(eqx.tree_at(where, net, (s, t))))
+    # One compiled program for the gradient and the values of the differences.
+    value_and_grad = jax.jit(jax.value_and_grad(
+        lambda s, t: _loss(eqx.tree_at(where, net, (s, t))), argnums=(0, 1)))
+
+    def loss(s, t):
+        return value_and_grad(s, t)[0]
+
     start = jnp.asarray(0.71)  # the sample times fall between the solver's stage times
-    g_samples, g_start = jax.grad(loss, argnums=(0, 1))(samples, start)
+    g_samples, g_start = value_and_grad(samples, start)[1]
     h = 1e-6
     e = jnp.zeros(5).at[2].set(h)
     fd = (loss(samples + e, start) - loss(samples - e, start)) / (2 * h)
