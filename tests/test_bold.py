@@ -93,7 +93,7 @@ def test_balloon_matches_fine_numpy_rk4(preset):
     z = (0.4 + 0.3 * np.sin(2 * np.pi * 0.5 * t[:, None] + np.arange(3))
          + 0.05 * rng.standard_normal((n, 3)))
     got = _feed(make(period=dt), z, dt)
-    ref = _numpy_balloon(z, dt, params, substeps=5)
+    ref = _numpy_balloon(z, dt, params, substeps=2)  # still finer than the monitor's one
     assert np.abs(ref).max() > 1e-3  # a real response
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
     # Recorded: 1.1e-13 (default) and 3.8e-14 (friston2003) relative to the largest value:
@@ -293,6 +293,11 @@ def _fc_loss_setup(n=10):
     return loss
 
 
+# With -m slow (its vmapped gradient alone is a 10 s compile): the gradient through Bold
+# of a delayed run against finite differences is in the default run in
+# test_burn_in.py::test_burn_in_gradient_is_the_derivative_of_the_whole_run, and gradients
+# of a delayed run under vmap in test_batched.py::test_derivatives_of_and_under_a_batch.
+@pytest.mark.slow
 def test_grad_of_fc_loss_through_bold_matches_finite_differences_under_vmap():
     """d loss / dG through 5 s of delayed RWW + Bold, batched over G with ``vmap``."""
     loss = _fc_loss_setup()
@@ -323,9 +328,11 @@ def test_hrf_bold_gradient_saves_no_history_per_step():
         compiled = jax.jit(jax.grad(loss)).lower(0.5).compile()
         return compiled.memory_analysis().temp_size_in_bytes
 
-    per_step = (temp_bytes(4000.0) - temp_bytes(2000.0)) / 2000
+    # One compiled gradient: all its temporary memory over its steps bounds what each step
+    # adds from above (the rest, the monitor's own window buffer included, is >= 0).
+    per_step = temp_bytes(4000.0) / 4000
     history_bytes = monitor.length * n * 8
-    # Recorded: 304 B/step (the step's inputs, an [E] weight row) against 80 kB.
+    # Recorded: 304 B/step added (the step's inputs, an [E] weight row) against 80 kB.
     assert per_step < history_bytes / 20, (per_step, history_bytes)
 
 
