@@ -1,5 +1,6 @@
 """``nd.sweep``: equal to a Python loop over the grid, and to itself sharded across devices."""
 
+import functools
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ CLOSE = {"rtol": 1e-12, "atol": 1e-12}  # a sweep against a loop of single runs
 N_NODES = 5
 
 
+@functools.cache  # the same fn: the loop below compiles it once for the tests sharing it
 def _problem():
     """A small delayed, noisy RWW network and a function returning a pytree of arrays."""
     rng = np.random.default_rng(3)
@@ -54,12 +56,19 @@ def _loop(fn, net, where, points):
     return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
 
 
+@functools.cache
+def _g_loop():
+    """The reference of the one-parameter sweeps over ``G_VALUES``."""
+    fn, net = _problem()
+    return _loop(fn, net, lambda n: n.coupling.G, [jnp.asarray(g) for g in G_VALUES])
+
+
 def test_one_parameter_matches_loop_with_ragged_batches(capsys):
     fn, net = _problem()
     where = lambda n: n.coupling.G  # noqa: E731
     # 7 points in batches of 3: the last batch is padded with 2 copies.
     got = nd.sweep(fn, net, G_VALUES, where=where, batch_size=3, progress=True)
-    want = _loop(fn, net, where, [jnp.asarray(g) for g in G_VALUES])
+    want = _g_loop()
     assert got["r"].shape == (7,) and got["mean"].shape == (7, N_NODES)
     tree_allclose(got, want, **CLOSE)
     # The results differ across the grid (the sweep did change G).
@@ -111,8 +120,9 @@ def test_sharded_across_four_host_devices_matches_unsharded(tmp_path):
         env=env, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    fn, net = _problem()
-    want = nd.sweep(fn, net, G_VALUES, where=lambda n: n.coupling.G, batch_size=2)
+    # Against the loop of single runs (test_one_parameter_matches_loop_with_ragged_batches:
+    # the unsharded sweep equals it).
+    want = _g_loop()
     with np.load(out_file) as z:
         saved = {k: z[k] for k in z.files}
     tree_allclose({k: saved[k] for k in want}, want, **CLOSE)
