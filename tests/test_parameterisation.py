@@ -296,11 +296,13 @@ def test_fic_network_settles_at_the_target_rate():
     np.testing.assert_allclose(np.asarray(m.rate_e(x_e)), 3.0, rtol=1e-6)
 
 
+# I_o and w_p with -m slow: I_o enters the root problem as G does (the drive), w_p only the
+# closed form after it; the G and target-rate cases cover both paths in the default run.
 @pytest.mark.parametrize("where", [
     lambda n: n.coupling.G,
-    lambda n: n.dynamics.I_o,
+    pytest.param(lambda n: n.dynamics.I_o, marks=pytest.mark.slow),
     lambda n: n.dynamics.J_i.target_rate,
-    lambda n: n.dynamics.w_p,
+    pytest.param(lambda n: n.dynamics.w_p, marks=pytest.mark.slow),
 ])
 def test_fic_gradient_matches_finite_differences(where):
     net = _exc_inh(G=0.3)
