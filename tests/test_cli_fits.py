@@ -197,3 +197,21 @@ def test_fcd_term_from_the_training_runs(tmp_path, capsys):
     # The default window (83 TRs at 720 ms) does not fit in the 10 TRs of each run.
     err = _fail([*TINY, "--out", str(tmp_path / "other"), "--fcd-weight", "1"], capsys)
     assert "--fcd-window" in err and "83 TRs" in err and "--duration" in err
+
+
+def test_a_given_fc_leaves_the_datasets_subjects_unused(tmp_path):
+    # The HCP subjects are not the runs of another FC: with --fc alone they are neither
+    # scored against nor left out for error bars; runs given with --bold, or subjects named,
+    # are used.
+    path = tmp_path / "fc.csv"
+    np.savetxt(path, np.eye(80), delimiter=",")
+    data, _ = _split_seen(["fit", "--fc", str(path)])
+    assert data.train is None and data.test is None
+    np.testing.assert_array_equal(data.target, np.eye(80))
+    bold = tmp_path / "runs.npy"
+    np.save(bold, np.asarray(nd.datasets.load("hcp").bold)[:3, :100])
+    data, _ = _split_seen(["fit", "--fc", str(path), "--bold", str(bold)])
+    assert (data.train_subjects, data.test_subjects) == ((1, 2), (3,))  # split as usual
+    np.testing.assert_array_equal(data.target, np.eye(80))
+    data, _ = _split_seen(["fit", "--fc", str(path), "--test-subjects", "5,6,7"])
+    assert len(data.train) == 4 and len(data.test) == 3

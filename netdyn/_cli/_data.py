@@ -121,12 +121,19 @@ def load_data(args) -> FitData:
     """The data of ``--dataset`` or ``--weights``/``--lengths``, ``--fc`` and ``--bold``,
     checked against each other, with the runs (one per subject) split by
     ``--train-subjects``/``--test-subjects``.
-    The target is ``--fc``, else the training subjects' FC, else the dataset's FC.
+    The target is ``--fc``, else the training subjects' FC, else the dataset's FC. With
+    ``--fc`` alone the dataset's runs are not used (they are not that FC's runs): no
+    test-subject scores, no leave-one-subject-out error bars.
     Sets ``args.tr`` to the runs' TR when ``--tr`` is not given (another ``--tr`` is
     simulated as given; FCDs are then not compared, their windows being in TRs)."""
     data = _connectome(args)
     fc = None if args.fc is None else _fc_file(args.fc, data.n_nodes)
     runs, tr = _runs(args, data)
+    if fc is not None and not args.bold and args.train_subjects is None and \
+            args.test_subjects is None:
+        # The dataset's runs are not those of a given FC: scoring on them, leaving them out
+        # for error bars or taking their FCD would judge the fit against other data.
+        runs = []
     if not runs and (args.train_subjects is not None or args.test_subjects is not None):
         raise ValueError(f"--train-subjects/--test-subjects: {data.name!r} has no BOLD "
                          "runs; give them with --bold FILE [FILE ...].")

@@ -172,7 +172,10 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
                       "--weights)")
     data.add_argument("--fc", metavar="FILE", help="empirical FC matrix to fit (.csv/.txt or "
                       ".npy); default: the mean FC of the training subjects "
-                      "(--train-subjects), else the dataset's")
+                      "(--train-subjects), else the dataset's. Alone, it leaves the "
+                      "dataset's subjects unused (not this FC's: no test-subject scores, no "
+                      "leave-one-subject-out error bars); give its subjects' BOLD with "
+                      "--bold instead to have both")
     data.add_argument("--bold", nargs="+", metavar="FILE",
                       help="regional BOLD time series, one file per subject (or per run; "
                       "each file is one 'subject' below): TSV/CSV as written "
