@@ -27,6 +27,7 @@ STRATEGIES = [
     nd.Nested(7, 100),
     nd.Nested(5, 25, 200),
     nd.MultiLevel(4),
+    nd.MultiLevel(8),  # three levels: its gradient compiles in a fraction of MultiLevel(4)'s
     # Deeper schedules: slow to compile (tens of seconds per gradient); MultiLevel(4) and
     # the nested strategies cover the levels in the default run.
     pytest.param(nd.MultiLevel(3), marks=pytest.mark.slow),
@@ -87,10 +88,11 @@ def reference():
 # Gradients of strategies whose kind of schedule a default case runs too, with ``pytest -m
 # slow`` (each bit-identical forward is checked by default, in test_forward_is_bit_identical
 # or in the gradient's own program). By default: blocks of one step (Uniform(1)); unequal
-# blocks of steps (Uniform(7)); the four levels of MultiLevel(4), unequal blocks of 4 and
-# 13 steps inside equal blocks of one and 4 periods (nd.checkpoint_blocks); a policy
-# saving named values (Policy(("coupling",))); Auto's choice.
+# blocks of steps (Uniform(7)); the three levels of MultiLevel(8), unequal blocks of 8
+# steps inside equal blocks of one and 6 periods (nd.checkpoint_blocks); a policy saving
+# named values (Policy(("coupling",))); Auto's choice.
 _SLOW_GRADIENTS = {
+    nd.MultiLevel(4),  # four levels (25-60 s to compile): MultiLevel(8)'s three by default
     nd.Uniform(25),  # equal blocks of steps
     nd.Uniform(50),  # blocks of one period
     nd.Uniform(150),  # equal blocks of 3 periods
@@ -107,9 +109,11 @@ GRADIENT_STRATEGIES = [
 ]
 # A forward-only run of its own for every strategy but Uniform(7) and Policy(coupling):
 # these run forward only, unrolled, against NoRemat bit for bit in
-# test_unroll_forward_is_bit_identical (and their gradient's forward pass below).
+# test_unroll_forward_is_bit_identical (and their gradient's forward pass below); nor
+# MultiLevel(8), whose multi-level loop MultiLevel(4)'s forward run checks bit for bit.
 FORWARD_STRATEGIES = [
-    s for s in STRATEGIES if s not in (nd.Uniform(7), nd.Policy(("coupling",)))
+    s for s in STRATEGIES
+    if s not in (nd.Uniform(7), nd.Policy(("coupling",)), nd.MultiLevel(8))
 ]
 
 
@@ -134,7 +138,7 @@ def test_gradient_equals_no_remat(remat, reference):
                                    err_msg=name)
 
 
-@pytest.mark.parametrize("remat", [nd.Uniform(7), nd.MultiLevel(4)], ids=str)
+@pytest.mark.parametrize("remat", [nd.Uniform(7), nd.MultiLevel(8)], ids=str)
 def test_gradient_matches_finite_differences(remat):
     params = jnp.array(PARAMS)
     grad = _gradient(remat)
@@ -181,9 +185,13 @@ UNROLL_CASES = {
 # With ``pytest -m slow``: MultiLevel(3) over every step (4 levels of periods, 25 s to
 # compile): Uniform(7) there unrolls the period-level scan inside checkpointed blocks, and
 # MultiLevel(3) in the other cases unrolls under nested levels; the second Policy, whose
-# blocks are checkpointed as the first's (other names saved).
+# blocks are checkpointed as the first's (other names saved); MultiLevel(3) over periods
+# of 50 (nested levels unrolled: Nested(5,25,200) there, MultiLevel(3) over periods of 7);
+# NoRemat over periods of 7 (its unrolled scan with a remainder: NoRemat over periods of
+# 50; periods of 7 unrolled: Uniform(7) there).
 _SLOW_UNROLLS = {("MultiLevel(3)", "every-step"),
-                 ("Policy(state,history,monitor)", "periods-50-100")}
+                 ("Policy(state,history,monitor)", "periods-50-100"),
+                 ("MultiLevel(3)", "periods-50-100"), ("NoRemat", "period-7")}
 UNROLL_PARAMS = [
     pytest.param(make, case, id=f"{name}-{case}",
                  marks=[pytest.mark.slow] if (name, case) in _SLOW_UNROLLS else [])
@@ -212,7 +220,7 @@ def _unroll_reference(case):
 @pytest.mark.parametrize("make, case", UNROLL_PARAMS)
 def test_unroll_forward_is_bit_identical(make, case, unroll):
     # unroll=8 (copies separated by barriers, like 3, but a longer compile) runs with
-    # ``pytest -m slow``; the gradient test below covers 8 in the default suite.
+    # ``pytest -m slow``, as does the gradient test's below.
     # Every strategy with unroll=1 is bit-identical to NoRemat (above), so comparing with
     # NoRemat(unroll=1) compares with the same strategy at unroll=1.
     ref = _unroll_reference(case)
@@ -222,6 +230,9 @@ def test_unroll_forward_is_bit_identical(make, case, unroll):
         assert np.array_equal(a, b)
 
 
+# unroll=8 (the GPU default: copies separated by barriers, like 3, 40-80 s to compile
+# here) with ``pytest -m slow``: [Uniform(7)-3] covers its path by default.
+@pytest.mark.parametrize("unroll", [3, pytest.param(8, marks=pytest.mark.slow)])
 @pytest.mark.parametrize(
     "name, make",
     # NoRemat's (the unrolled scan alone, 30 s to compile) with ``pytest -m slow``:
@@ -229,11 +240,11 @@ def test_unroll_forward_is_bit_identical(make, case, unroll):
     [pytest.param(n, m, id=n, marks=[pytest.mark.slow] if n == "NoRemat" else [])
      for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
 )
-def test_unroll_gradient_equals_unroll_1(name, make):
+def test_unroll_gradient_equals_unroll_1(name, make, unroll):
     # unroll=None is unroll=1 on CPU (test_unroll_default_is_resolved_per_backend): the
     # gradient compiled for the tests above.
     one = _gradient(make(None) if nd.default_unroll() == 1 else make(1))
-    np.testing.assert_allclose(_gradient(make(8)), one, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(_gradient(make(unroll)), one, rtol=1e-12, atol=0)
 
 
 def _toy_loop_jaxpr(strategy, n_steps, every):
