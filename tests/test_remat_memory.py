@@ -29,11 +29,15 @@ def _loss(remat, t1=2000.0):
     return lambda G: jnp.mean(_run_g(remat, G, t1)["tavg"] ** 2)
 
 
-@functools.cache  # deterministic; each gradient takes 10-30 s to trace and compile
 def _gradient(remat, t1=2000.0):
     """The compiled ``jax.value_and_grad`` of the loss, as ``nd.gradient_memory``
     compiles it (which also traces the loss a second time, for its residuals: the tests
     that read only the temporaries use this)."""
+    return _compiled(remat, t1)  # one cache key with or without the default t1
+
+
+@functools.cache  # deterministic; each gradient takes 10-30 s to trace and compile
+def _compiled(remat, t1):
     return jax.jit(jax.value_and_grad(_loss(remat, t1))).lower(0.6).compile()
 
 
