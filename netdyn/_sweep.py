@@ -144,6 +144,21 @@ def _assemble(chunks, n_points: int, grid_shape: tuple[int, ...]):
     return jax.tree.map(join, *chunks)
 
 
+@eqx.filter_jit
+def _evaluate(fn, where, several: bool, static, arrays, params):
+    """``fn`` at each point of a batch (``vmap`` over ``params``). Module level, with ``fn``,
+    ``where`` and the model's non-array part as static arguments: a later ``sweep`` with
+    the same ``fn`` and ``where`` objects and shapes reuses the compiled program (one built
+    inside each call was compiled again at every call)."""
+
+    def one(p):
+        m = eqx.combine(arrays, static)
+        select = (lambda n: tuple(where(n))) if several else where
+        return fn(eqx.tree_at(select, m, p if several else p[0]))
+
+    return jax.vmap(one)(params)
+
+
 def sweep(
     fn: Callable[[Any], PyTree[ArrayLike]],
     model: Any,
@@ -239,24 +254,21 @@ def sweep(
     arrays, static = eqx.partition(model, eqx.is_array)
     arrays = jax.tree.map(lambda x: global_array(x, replicated), arrays)
 
-    def select(m):
-        return tuple(where(m)) if several else where(m)
-
-    @eqx.filter_jit
     def evaluate(arrays, params):
-        def one(p):
-            m = eqx.combine(arrays, static)
-            return fn(eqx.tree_at(select, m, p if several else p[0]))
-
-        return jax.vmap(one)(params)
+        return _evaluate(fn, where, several, static, arrays, params)
 
     def batch_params(index):
         return tuple(global_array(np.ascontiguousarray(p[index]), split) for p in points)
 
     def compile_at(batch):
         index = padded_index(min(batch, n_points), batch)
-        compiled = evaluate.lower(arrays, batch_params(index)).compile()
-        return compiled, program_bytes(compiled.compiled)
+        compiled = _evaluate.lower(fn, where, several, static, arrays,
+                                   batch_params(index)).compile()
+
+        def run(arrays, params):
+            return compiled(fn, where, several, static, arrays, params)
+
+        return run, program_bytes(compiled.compiled)
 
     if batch_size is None:
         budget = int(0.8 * free_bytes(devices)) if max_bytes is None else int(max_bytes)

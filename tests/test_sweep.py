@@ -205,3 +205,24 @@ def test_automatic_batch_fits_the_memory_budget(monkeypatch, capsys):
     assert 1 < batch < len(values) and measured[-1] <= budget
     with pytest.raises(ValueError, match="one grid point per device needs"):
         nd.sweep(fn, net, values, where=where, max_bytes=one - 1)
+
+
+def test_a_repeated_sweep_reuses_its_compiled_program():
+    # fn is traced once for two sweeps with the same fn, where and shapes (the program
+    # was built inside each call, and compiled again, before).
+    traces = []
+    net = nd.Network(nd.LinearDynamics(gamma=-0.1), nd.Linear(G=0.1),
+                     nd.DenseGraph(np.ones((2, 2))))
+
+    def fn(n):
+        traces.append(1)
+        return n.coupling.G * jnp.sum(n.graph.weights)
+
+    def where(n):
+        return n.coupling.G
+
+    first = nd.sweep(fn, net, np.linspace(0.0, 1.0, 4), where=where, batch_size=4)
+    second = nd.sweep(fn, net, np.linspace(1.0, 2.0, 4), where=where, batch_size=4)
+    np.testing.assert_allclose(first, 4 * np.linspace(0.0, 1.0, 4), rtol=1e-12)
+    np.testing.assert_allclose(second, 4 * np.linspace(1.0, 2.0, 4), rtol=1e-12)
+    assert len(traces) == 1
