@@ -4,8 +4,10 @@ For each truth (a model of ``netdyn fit --model`` at values off the start's grid
 embedded HCP connectome as the command builds it): its FC from 4 x 288 s of BOLD after
 the model's burn-in (key 1), and again with fresh noise (key 2): the r between the two is
 the best any fit can reproduce the truth's FC, the ceiling of recovery. Then the default
-command fits the first FC (``netdyn fit --model M --fc truth.csv --seed 7``) and the table
-gives each recovered value with its interval (whether it holds the truth), what the
+command fits the first 4 runs, given as its subjects (``netdyn fit --model M --bold
+truth.npy --train-subjects 1,2,3,4 --seed 7``: the target is their mean FC, the error bars
+leave each run out), and the table gives each recovered value with its interval (whether
+it holds the truth), what the
 command says of a value without one (the long check's verdict), the held-out FC r
 against the truth's FC beside the ceiling, and the time.
 
@@ -48,15 +50,16 @@ BURN_IN = {"rww": 57_600.0, "rww-ei-fic": 28_800.0, "hopf": 57_600.0}  # the com
 SMOKE = ["--quick", "--duration", "7200", "--burn-in", "7200", "--heldout-duration", "14400"]
 
 
-def _truth_fc(model: str, values: dict, duration: float, realisations: int, key: int):
-    """The truth's FC: ``realisations`` x ``duration`` ms of its signal at the HCP TR."""
+def _truth_runs(model: str, values: dict, duration: float, realisations: int, key: int):
+    """The truth's runs ``[realisations, samples, nodes]``: ``realisations`` x ``duration``
+    ms of its signal at the HCP TR."""
     data = nd.datasets.load("hcp")
     net = BUILD[model](np.asarray(data.weights), np.asarray(data.lengths), **values)
     monitor = (nd.TemporalAverage(period=data.tr, variables=("x",)) if model == "hopf" else
                nd.Bold(period=data.tr, variables=SIGNAL[model]))
     loss = nd.FcLoss(np.eye(80), nd.Heun(), monitor, duration=duration,
                      burn_in=BURN_IN[model], realisations=realisations)
-    return np.asarray(eqx.filter_jit(loss.simulated_fc)(net, jax.random.key(key)))
+    return np.asarray(eqx.filter_jit(loss.signals)(net, jax.random.key(key)))
 
 
 def _r(a, b) -> float:
@@ -67,11 +70,17 @@ def _r(a, b) -> float:
 def _one(name: str, smoke: bool, work: Path) -> dict:
     model, values = TRUTHS[name]
     duration, realisations = (14_400.0, 2) if smoke else (288_000.0, 4)
-    fc = _truth_fc(model, values, duration, realisations, 1)
-    again = _truth_fc(model, values, duration, realisations, 2)
-    path = work / f"{name}.csv"
-    np.savetxt(path, fc, delimiter=",")
-    argv = ["fit", "--model", model, "--fc", str(path), "--seed", "7",
+    runs = _truth_runs(model, values, duration, realisations, 1)
+    fc, again = nd.runs_fc(runs), nd.runs_fc(_truth_runs(model, values, duration,
+                                                          realisations, 2))
+    fc, again = np.asarray(fc), np.asarray(again)
+    # The truth's runs as the command's subjects, all of them fitted: the target is their
+    # mean FC, and the error bars leave each run out (the truth data's own sampling spread).
+    path = work / f"{name}.npy"
+    np.save(path, runs)
+    subjects = ",".join(str(i + 1) for i in range(realisations))
+    argv = ["fit", "--model", model, "--bold", str(path), "--train-subjects", subjects,
+            "--seed", "7",
             *(SMOKE if smoke else []), "--out", str(work / name), "--overwrite"]
     run = H.fit_here(argv)
     if run["status"] != 0:
@@ -139,7 +148,9 @@ def render(m: dict) -> str:
         f"Each truth's FC: {runs} x {seconds:g} s of BOLD (the HCP TR, "
         "720 ms; hopf: its x averaged over each TR) after the command's burn-in, "
         "noise key 1, on the embedded connectome as `netdyn fit` builds it. Fitted with the "
-        "default command and another seed (`netdyn fit --model M --fc truth.csv --seed 7`). "
+        "default command and another seed, its 4 runs given as the subjects, all fitted "
+        "(`netdyn fit --model M --bold truth.npy --train-subjects 1,2,3,4 --seed 7`: the "
+        "error bars leave each run out). "
         "A value counts as recovered when its 95 % interval holds the truth, or, without an "
         "interval, when it is within 15 % of it. The held-out FC r is the command's own "
         "(new noise, mean ± sd over its held-out sets, against the truth's FC); the ceiling "
