@@ -112,9 +112,7 @@ class LinearFcLoss(AbstractFcLoss):
     def model_fc(self, network: Network, key=None) -> Float[Array, "nodes nodes"]:
         """The analytic FC (``nd.linear_fc(network, monitor).fc``, without its runtime
         checks); ``key`` is ignored."""
-        network = resolve_parameters(network)  # a parameterised graph has no size before
-        self._check(network)
-        return analytic_fc(network, self.monitor, initial=self.initial, method=self.method).fc
+        return self.evaluate(network, key)[2]
 
     def __call__(self, network: Network, key=None) -> tuple[Float[Array, ""], Metrics]:
         """``(loss, metrics)`` of ``network``; ``key`` is ignored."""
