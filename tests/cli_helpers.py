@@ -15,7 +15,7 @@ import netdyn as nd
 # the default model and engine (rww-ei-fic, analytic) have tests of their own.
 TINY = ["fit", "--model", "rww", "--duration", "7200", "--burn-in", "7200", "--realisations", "2",
         "--heldout-duration", "7200", "--heldout-realisations", "1", "--grid", "3",
-        "--bisect", "3", "--uncertainty", "off", "--heldout-sets", "1"]
+        "--bisect", "3", "--uncertainty", "off", "--heldout-sets", "1", "--remat", "none"]
 
 
 OUTPUTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv", "fc_heldout.csv",
