@@ -144,6 +144,51 @@ def tvboptim_network(w, lengths, dtype=None, noise=True, buffer="roll"):
     )
 
 
+def make_remat(label: str):
+    """The netdyn remat strategy named by ``label`` (``None`` or ``NoRemat``, ``Uniform(245)``,
+    ``Nested(50,1200)``, ``MultiLevel(16)``, ``Auto(10MB)``, ``Policy(coupling)``)."""
+    import netdyn as nd
+
+    if label in ("None", "NoRemat"):
+        return nd.NoRemat()
+    m = re.fullmatch(r"(\w+)\((.*)\)", label)
+    name, args = m.groups() if m else (None, "")
+    if name == "Uniform":
+        return nd.Uniform(int(args))
+    if name == "Nested":
+        return nd.Nested(*(int(a) for a in args.split(",")))
+    if name == "MultiLevel":
+        return nd.MultiLevel(int(args))
+    if name == "Auto":
+        return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6))
+    if name == "Policy":
+        return nd.Policy(tuple(args.split(",")))
+    raise ValueError(f"unknown configuration {label!r}")
+
+
+def skip_samples(seconds: float) -> int:
+    """BOLD samples dropped before the FC of a ``seconds`` run: ``SKIP``, at most half."""
+    return min(SKIP, round(seconds * 1000.0 / PERIOD) // 2)
+
+
+def tvboptim_forward(w, lengths, seconds, dtype=None, noise=True):
+    """The reference network's forward in tvboptim 0.4 (``prepare``, ``Heun``; a 1 s
+    temporal average, or every step below 1 s): ``(run(config), (config,))``."""
+    from tvboptim.experimental.network_dynamics import prepare
+    from tvboptim.experimental.network_dynamics.solvers import Heun
+    from tvboptim.observations.tvb_monitors.downsampling import TemporalAverage
+
+    network = tvboptim_network(w, lengths, dtype, noise)
+    solve_fn, config = prepare(network, Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT)
+    monitor = TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else None
+
+    def run(config):
+        sol = solve_fn(config)
+        return (monitor(sol) if monitor is not None else sol).ys
+
+    return run, (config,)
+
+
 # tvboptim's gradient configurations: ``tvboptim`` (its default: one scan, every step's
 # carry on the tape) or ``tvboptim(K[,stream][,tbptt=W][,ds=D])``:
 # - ``K``: ``Heun(block_size=K)``, the scan split into checkpointed blocks of K steps. A

@@ -33,19 +33,19 @@ import _common as C
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def plain(x):
+def plain(x, null: bool = False):
     """``x`` with numpy arrays and scalars as lists and Python numbers, tuples as lists and
-    non-finite floats as ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``."""
+    non-finite floats as ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"`` (``null``: ``None``)."""
     import numpy as np
 
     if isinstance(x, dict):
-        return {str(k): plain(v) for k, v in x.items()}
+        return {str(k): plain(v, null) for k, v in x.items()}
     if isinstance(x, np.ndarray | np.generic):
-        return plain(x.tolist())
+        return plain(x.tolist(), null)
     if isinstance(x, list | tuple):
-        return [plain(v) for v in x]
+        return [plain(v, null) for v in x]
     if isinstance(x, float) and not math.isfinite(x):
-        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+        return None if null else "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
     return x
 
 
@@ -67,6 +67,11 @@ def _restore(x):
 def loads(text: str):
     """What ``dumps`` wrote (and older files' bare ``NaN``), non-finite floats restored."""
     return _restore(json.loads(text))
+
+
+def num(x, spec: str = ".3f", missing: str = "–") -> str:
+    """``x`` formatted with ``spec``, or ``missing`` where it is ``None`` or not finite."""
+    return missing if x is None or not math.isfinite(x) else format(x, spec)
 
 
 def table(head, rows) -> list[str]:

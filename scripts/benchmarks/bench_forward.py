@@ -67,19 +67,8 @@ def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=Tr
 
 
 def tvboptim_forward(w, lengths, dtype, seconds, noise=True):
-    from tvboptim.experimental.network_dynamics import prepare
-    from tvboptim.experimental.network_dynamics.solvers import Heun
-    from tvboptim.observations.tvb_monitors.downsampling import TemporalAverage
-
-    network = C.tvboptim_network(w, lengths, dtype, noise)
-    solve_fn, config = prepare(network, Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT)
-    monitor = TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else None
-
-    def run(config):
-        sol = solve_fn(config)
-        return (monitor(sol) if monitor is not None else sol).ys
-
-    return jax.jit(run), (config,)
+    run, args = C.tvboptim_forward(w, lengths, seconds, dtype, noise)
+    return jax.jit(run), args
 
 
 def interleaved(cases, repeats, n_steps):

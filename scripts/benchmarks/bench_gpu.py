@@ -104,36 +104,6 @@ def netdyn_forward(w, lengths, seconds, remat=None):
     return run, (net, jax.random.key(0))
 
 
-def tvboptim_forward(w, lengths, seconds):
-    """The same forward in tvboptim 0.4: ``(run(config), (config,))``."""
-    from tvboptim.experimental.network_dynamics import prepare
-    from tvboptim.experimental.network_dynamics.solvers import Heun
-    from tvboptim.observations.tvb_monitors.downsampling import TemporalAverage
-
-    network = C.tvboptim_network(w, lengths)
-    solve_fn, config = prepare(network, Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT)
-    monitor = TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else None
-
-    def run(config):
-        sol = solve_fn(config)
-        return (monitor(sol) if monitor is not None else sol).ys
-
-    return run, (config,)
-
-
-def make_remat(label):
-    import netdyn as nd
-
-    if label == "NoRemat":
-        return nd.NoRemat()
-    name, arg = label.rstrip(")").split("(")
-    return {"Uniform": nd.Uniform, "MultiLevel": nd.MultiLevel}[name](int(arg))
-
-
-def skip_samples(seconds):
-    return min(C.SKIP, round(seconds * 1000.0 / PERIOD) // 2)
-
-
 def netdyn_loss(label, w, lengths, fc, seconds):
     """``loss(G)``: the reference loss (HRF BOLD in the loop, FC, RMSE) under ``label``."""
     import equinox as eqx
@@ -145,8 +115,8 @@ def netdyn_loss(label, w, lengths, fc, seconds):
     dtype = jnp.zeros(()).dtype
     net = C.reference_network(w, lengths, dtype)
     target = jnp.asarray(fc, dtype)
-    skip = skip_samples(seconds)
-    solver = nd.Heun(remat=make_remat(label))
+    skip = C.skip_samples(seconds)
+    solver = nd.Heun(remat=C.make_remat(label))
     monitor = nd.HrfBold(period=PERIOD, interim=DT)
 
     def loss(G):
@@ -268,7 +238,7 @@ def forward_section(child, data, deadline):
         run, a = netdyn_forward(w, lengths, args.forward_seconds, nd.NoRemat(unroll=u))
         lowered[f"netdyn unroll={u}"] = (jax.jit(run).lower(*a), a)
     if child.have_tvbo:
-        run, a = tvboptim_forward(w, lengths, args.forward_seconds)
+        run, a = C.tvboptim_forward(w, lengths, args.forward_seconds)
         lowered["tvboptim"] = (jax.jit(run).lower(*a), a)
     compiled, compile_s, wall = compile_all({k: v[0] for k, v in lowered.items()})
     print(f"[{child.dtype}] forward: {len(compiled)} programs compiled in {wall:.1f} s",
@@ -314,7 +284,7 @@ def gradient_section(child, data, deadline):
     if child.have_tvbo:
         for label in args.tvboptim_grad:
             losses[label] = C.tvboptim_loss(label, w, lengths, fc, seconds,
-                                            skip=skip_samples(seconds))
+                                            skip=C.skip_samples(seconds))
     lowered = {}
     for label, loss in losses.items():
         lowered[(label, "grad")] = jax.jit(jax.value_and_grad(loss)).lower(G0)
@@ -389,7 +359,7 @@ def batched_section(child, data, deadline):
 
     fns = {"netdyn": netdyn_batch, "netdyn, per-member graph": netdyn_graph_batch}
     if child.have_tvbo:
-        run_tv, (config,) = tvboptim_forward(w, lengths, seconds)
+        run_tv, (config,) = C.tvboptim_forward(w, lengths, seconds)
 
         def tvboptim_batch(Gs):
             return jax.vmap(lambda g: run_tv(

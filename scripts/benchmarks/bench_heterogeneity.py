@@ -302,10 +302,6 @@ def start_point(data, settings, results) -> dict:
 # ------------------------------------------------------------------ report
 
 
-def _f(x, fmt=".3f") -> str:
-    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:{fmt}}"
-
-
 def _scores(heldout: dict) -> str:
     if "error" in heldout:
         return f"{heldout['error']} | | "
@@ -322,8 +318,8 @@ def _row(run: dict) -> str:
     failed = f", {run['failed']} failed" if run["failed"] else ""
     return (f"| {run['method']} | {run['evaluations']} {run['unit']}{failed} | "
             f"{run['seconds']:.0f} (+{run['overrun']:.0f}; 1st call {run['first_call']:.0f}) | "
-            f"{_f(run['best_loss'], '.4f')} | {_f(run['fit_r'])} | {_scores(run['heldout'])} | "
-            f"{reached} |")
+            f"{H.num(run['best_loss'], '.4f')} | {H.num(run['fit_r'])} | "
+            f"{_scores(run['heldout'])} | {reached} |")
 
 
 TABLE_HEAD = ("| method | evaluations | seconds (past budget; first call) | best loss | "
@@ -335,8 +331,8 @@ def k_section(r: dict, start: dict) -> list[str]:
     label = {3: "G + input gains along 2 maps (in-strength, FC gradient)",
              10: "G + input gains along 9 maps (in-strength, 8 FC gradients)",
              81: "G + 80 mean-free regional input log-gains"}[r["k"]]
-    s = (f"| homogeneous start (G {G0}) | – | – | {_f(start['loss'], '.4f')} | "
-         f"{_f(start['fit_r'])} | {_scores(start['heldout'])} | – |")
+    s = (f"| homogeneous start (G {G0}) | – | – | {H.num(start['loss'], '.4f')} | "
+         f"{H.num(start['fit_r'])} | {_scores(start['heldout'])} | – |")
     when = f"Measured {r['date']}." if r.get("date") else ""
     return [f"### k = {r['k']}: {label}", "", when, "", TABLE_HEAD, s, _row(r["gradient"]),
             _row(r["cma"]), ""]
@@ -407,19 +403,6 @@ def report(m: dict) -> str:
     if "linear" in m:
         lines += ["", *render_linear(m["linear"], m["linear"]["command"])]
     return "\n".join(lines) + "\n"
-
-
-def _plain(x):
-    """``x`` for JSON: arrays as lists, NaN and infinities as null."""
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray | np.generic):
-        return _plain(x.tolist())
-    if isinstance(x, list | tuple):
-        return [_plain(v) for v in x]
-    if isinstance(x, float):
-        return float(x) if math.isfinite(x) else None
-    return x
 
 
 def figure(results, path: Path, ylabel: str = "best loss so far", **axes_set) -> None:
@@ -769,11 +752,11 @@ def _fit_row(k: int, run: dict) -> str:
         "not reached" if t_grad is None else f"{t_grad:.1f} s")
     at = run.get("best_at_gradient_time")
     cpu = f"{run['cpu_seconds']:.0f}" if run.get("cpu_seconds") is not None else "–"
-    first = _f(run.get("first_call"), ".1f")
+    first = H.num(run.get("first_call"), ".1f")
     return (f"| {k} | {run['method']} | {run['evaluations']} {run['unit']} | "
             f"{run['seconds']:.1f} ({cpu}; {first}) | {run['best_loss']:.4f} | "
-            f"{_f(at, '.4f')} | {reach} | {_f(run['analytic'].get('train_r'))} | "
-            f"{_f(run['analytic'].get('test_r'))} |")
+            f"{H.num(at, '.4f')} | {reach} | {H.num(run['analytic'].get('train_r'))} | "
+            f"{H.num(run['analytic'].get('test_r'))} |")
 
 
 def render_linear(lin: dict, command: str) -> list[str]:
@@ -911,7 +894,7 @@ def measure_linear_section(args, cma, saved: dict) -> dict:
     lin["command"] = pinned + C.command("bench_heterogeneity.py", "--linear",
                                         "--smoke" if args.smoke else "")
     lin["machine"] = C.machine_info()
-    return {**saved, "linear": _plain(lin)}
+    return {**saved, "linear": H.plain(lin, null=True)}
 
 
 def measure(args) -> dict:
@@ -942,9 +925,9 @@ def measure(args) -> dict:
     options = [f"--ks {' '.join(map(str, args.ks))}" if args.ks != [3, 10, 81] else "",
                f"--budget {args.budget:g}" if args.budget is not None else "",
                "--smoke" if args.smoke else "", "--merge" if args.merge else ""]
-    return _plain({"settings": settings, "budget": budget, "options": options, "start": start,
-                   "results": results, **({"linear": saved["linear"]} if "linear" in saved
-                                          else {})})
+    return H.plain({"settings": settings, "budget": budget, "options": options, "start": start,
+                    "results": results, **({"linear": saved["linear"]} if "linear" in saved
+                                           else {})}, null=True)
 
 
 def figures(m: dict, out: Path) -> None:

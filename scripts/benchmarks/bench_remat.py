@@ -45,7 +45,6 @@ import argparse
 import contextlib
 import io
 import math
-import re
 import sys
 import tempfile
 import time
@@ -59,18 +58,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import (  # noqa: E402
-    DT,
-    GAMMA,
-    PERIOD,
-    SIGMA,
-    SKIP,
-    SPEED,
-    G,
-    load_data,
-    maxrss_bytes,
-    mb,
-)
+from _common import DT, GAMMA, PERIOD, SIGMA, SPEED, G, load_data, maxrss_bytes, mb  # noqa: E402
 
 HOUR_MARKER = "<!-- one-hour run: written by scripts/benchmarks/bench_remat.py --hour -->"
 HOUR_REMAT = "Auto(64MB)"
@@ -117,29 +105,6 @@ TVBO_CONFIGS = [
 # --------------------------------------------------------------------------- workload
 
 
-def make_remat(label: str):
-    """The netdyn remat strategy named by ``label`` (e.g. ``Uniform(245)``, ``Auto(10MB)``)."""
-    import netdyn as nd
-
-    if label == "None":
-        return nd.NoRemat()
-    m = re.fullmatch(r"(\w+)\((.*)\)", label)
-    if m is None:
-        raise ValueError(f"unknown configuration {label!r}")
-    name, args = m.groups()
-    if name == "Uniform":
-        return nd.Uniform(int(args))
-    if name == "Nested":
-        return nd.Nested(*(int(a) for a in args.split(",")))
-    if name == "MultiLevel":
-        return nd.MultiLevel(int(args))
-    if name == "Auto":
-        return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6))
-    if name == "Policy":
-        return nd.Policy(tuple(args.split(",")))
-    raise ValueError(f"unknown configuration {label!r}")
-
-
 def split_label(label):
     """``(strategy, monitor)``: ``"Uniform(245)@balloon"`` -> ``("Uniform(245)", "balloon")``."""
     strategy, _, monitor = label.partition("@")
@@ -162,7 +127,7 @@ def netdyn_workload(label, w, lengths, seconds, remat=None):
     strategy, monitor = split_label(label)
     workload = nd.presets.reference_simulation(
         w, lengths, duration=seconds * 1000.0,
-        remat=make_remat(strategy) if remat is None else remat, bold=monitor
+        remat=C.make_remat(strategy) if remat is None else remat, bold=monitor
     )
     return workload.pop("network"), workload
 
@@ -183,7 +148,7 @@ def resolve_remat(label, data, seconds):
 
     if label.startswith("tvboptim"):
         return None, None
-    remat = make_remat(split_label(label)[0])
+    remat = C.make_remat(split_label(label)[0])
     if not isinstance(remat, nd.Auto):
         return remat, None
     net, workload = netdyn_workload(label, data[0], data[1], seconds)
@@ -215,7 +180,7 @@ def netdyn_loss(label, w, lengths, fc_target, seconds, remat=None):
     import netdyn as nd
 
     bold = netdyn_bold(label, w, lengths, seconds, remat)
-    skip = skip_samples(seconds)
+    skip = C.skip_samples(seconds)
     target = jnp.asarray(fc_target)
 
     def loss(G):
@@ -227,11 +192,7 @@ def netdyn_loss(label, w, lengths, fc_target, seconds, remat=None):
 def tvboptim_loss(label, w, lengths, fc_target, seconds):
     """``loss(G)`` of the reference workload in tvboptim under the configuration ``label``
     (``_common.tvboptim_loss``)."""
-    return C.tvboptim_loss(label, w, lengths, fc_target, seconds, skip=skip_samples(seconds))
-
-
-def skip_samples(seconds):
-    return min(SKIP, round(seconds * 1000.0 / PERIOD) // 2)
+    return C.tvboptim_loss(label, w, lengths, fc_target, seconds, skip=C.skip_samples(seconds))
 
 
 def make_loss(label, data, seconds, remat=None):
@@ -252,7 +213,7 @@ def effective_blocks(label, n_steps):
     if label.startswith("tvboptim"):
         block = C.tvboptim_config(label)["block"]
         return "" if block is None else str(block)
-    remat = make_remat(split_label(label)[0])
+    remat = C.make_remat(split_label(label)[0])
     if isinstance(remat, nd.Auto):  # its row names the strategy it chose
         return ""
     blocks = nd.checkpoint_blocks(remat, n_steps, round(PERIOD / DT))
@@ -474,7 +435,7 @@ def render_main(m) -> list[str]:
         f"{m['data']} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
         f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
         f"dt = {DT:g} ms, {seconds:g} s ({n_steps} steps), BOLD at TR = {PERIOD:g} ms "
-        f"computed inside the loop, FC of the BOLD after skipping {skip_samples(seconds)} "
+        f"computed inside the loop, FC of the BOLD after skipping {C.skip_samples(seconds)} "
         "samples, loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to "
         "G; float64. BOLD model: the hemodynamic-response-kernel BOLD of TVB (tvboptim's "
         f"`HRFBold(period={PERIOD:g}, downsample_period={DT:g})`; netdyn's "
@@ -664,7 +625,7 @@ def render_hour(h) -> list[str]:
                     h["remat"] != HOUR_REMAT and f"--remat {h['remat']}")
         + f"` on {info['date']} ({info['cpu']}; load average {info['start_load']} at start, "
         f"{info['end_load']} at end). The reference workload of the table above ({h['data']}, "
-        f"HRF-kernel BOLD at TR = {PERIOD:g} ms, FC after {skip_samples(seconds)} "
+        f"HRF-kernel BOLD at TR = {PERIOD:g} ms, FC after {C.skip_samples(seconds)} "
         f"samples, RMSE, d/dG) for {seconds:g} s of model time. One fresh process "
         "compiles `jax.jit(jax.value_and_grad(loss))`, runs it once"
         + (", then compiles and runs the forward once" if "fwd_s" in res else "")
