@@ -269,26 +269,13 @@ def measure_one(label, seconds, path):
 
         bold = jax.jit(netdyn_bold(label, data[0], data[1], seconds, remat))(G0)
         bold_sha1 = hashlib.sha1(np.asarray(bold).tobytes()).hexdigest()
-    result = {
-        "label": label,
-        "seconds": seconds,
-        "compile_fwd_s": compile_fwd,
-        "compile_grad_s": compile_grad,
-        "temp_bytes": int(mem.temp_size_in_bytes),
-        "fwd_temp_bytes": int(fwd.memory_analysis().temp_size_in_bytes),
-        "rss_setup": rss_setup,
-        "rss_compiled": rss_compiled,
-        "rss_peak": maxrss_bytes(),
-        "first_fwd_s": time_fwd,
-        "first_grad_s": time_grad,
-        "loss": float(value),
-        "loss_fwd": value_fwd,
-        "grad": float(g),
-        "auto_choice": chosen,
-        "choose_s": choose_s,
-        "bold_sha1": bold_sha1,
-        **exact,
-    }
+    result = {"label": label, "seconds": seconds, "compile_fwd_s": compile_fwd,
+              "compile_grad_s": compile_grad, "temp_bytes": int(mem.temp_size_in_bytes),
+              "fwd_temp_bytes": int(fwd.memory_analysis().temp_size_in_bytes),
+              "rss_setup": rss_setup, "rss_compiled": rss_compiled, "rss_peak": maxrss_bytes(),
+              "first_fwd_s": time_fwd, "first_grad_s": time_grad, "loss": float(value),
+              "loss_fwd": value_fwd, "grad": float(g), "auto_choice": chosen,
+              "choose_s": choose_s, "bold_sha1": bold_sha1, **exact}
     path.write_text(H.dumps(result))
 
 
@@ -335,17 +322,11 @@ def build_rows(labels, times, memory, n_steps):
     rows = []
     for label in labels:
         t, m = times.get(label), memory.get(label, {})
-        rows.append(
-            {
-                "label": label,
-                "blocks": effective_blocks(label, n_steps),
-                "fwd": min(t["fwd"]) if t else math.nan,
-                "grad": min(t["grad"]) if t else math.nan,
-                "fwd_median": float(np.median(t["fwd"])) if t else math.nan,
-                "grad_median": float(np.median(t["grad"])) if t else math.nan,
-                **m,
-            }
-        )
+        rows.append({"label": label, "blocks": effective_blocks(label, n_steps),
+                     "fwd": min(t["fwd"]) if t else math.nan,
+                     "grad": min(t["grad"]) if t else math.nan,
+                     "fwd_median": float(np.median(t["fwd"])) if t else math.nan,
+                     "grad_median": float(np.median(t["grad"])) if t else math.nan, **m})
     return rows
 
 
@@ -365,36 +346,27 @@ def rel_grad(r, by):
     return abs(r["grad_value"] - base["grad_value"]) / abs(base["grad_value"])
 
 
-def fmt(x, spec):
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
-
-
 def results_table(rows):
     """The main table's lines: one row per configuration."""
     by = {r["label"]: r for r in rows}
-    out = [
-        "| configuration | blocks | forward s | gradient s | grad / fwd | fwd vs None "
-        "| grad vs None | temp MB | peak RSS MB | compile RSS MB | loss | dloss/dG "
-        "| \\|Δgrad/grad\\| | BOLD sha1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    cells = []
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['label']} | | | | | | | error: {r['error']} | | | | | | |")
+            cells.append([r["label"], *[""] * 6, f"error: {r['error']}", *[""] * 6])
             continue
         base = by.get(baseline(r["label"]), {})
-        label = r["label"]
-        if r.get("auto_choice"):
-            label += f" → {r['auto_choice'].split(' (')[0]}"
-        out.append(
-            f"| {label} | {r['blocks']} | {r['fwd']:.3f} | {r['grad']:.3f} "
-            f"| {r['grad'] / r['fwd']:.2f} | {r['fwd'] / base.get('fwd', math.nan):.2f} "
-            f"| {r['grad'] / base.get('grad', math.nan):.2f} | {mb(r['temp_bytes']):.2f} "
-            f"| {mb(r['rss_peak']):.0f} | {mb(r['rss_compiled']):.0f} "
-            f"| {r['loss']:.16f} | {r['grad_value']:.16e} | {fmt(rel_grad(r, by), '.1e')} "
-            f"| {(r.get('bold_sha1') or '—')[:10]} |"
-        )
-    return out
+        label = r["label"] + (f" → {r['auto_choice'].split(' (')[0]}"
+                              if r.get("auto_choice") else "")
+        cells.append([
+            label, r["blocks"], f"{r['fwd']:.3f}", f"{r['grad']:.3f}",
+            f"{r['grad'] / r['fwd']:.2f}", f"{r['fwd'] / base.get('fwd', math.nan):.2f}",
+            f"{r['grad'] / base.get('grad', math.nan):.2f}", f"{mb(r['temp_bytes']):.2f}",
+            f"{mb(r['rss_peak']):.0f}", f"{mb(r['rss_compiled']):.0f}", f"{r['loss']:.16f}",
+            f"{r['grad_value']:.16e}", H.num(rel_grad(r, by), ".1e", "—"),
+            (r.get("bold_sha1") or "—")[:10]])
+    return H.table(("configuration", "blocks", "forward s", "gradient s", "grad / fwd",
+                    "fwd vs None", "grad vs None", "temp MB", "peak RSS MB", "compile RSS MB",
+                    "loss", "dloss/dG", "\\|Δgrad/grad\\|", "BOLD sha1"), cells)
 
 
 def counterpart_table(rows):
@@ -402,19 +374,12 @@ def counterpart_table(rows):
     rows = [r for r in rows if "exact_label" in r]
     if not rows:
         return []
-    out = [
-        "| configuration | counterpart | loss | counterpart loss | \\|Δloss\\| | dloss/dG "
-        "| counterpart dloss/dG | \\|Δgrad/grad\\| |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        out.append(
-            f"| {r['label']} | {r['exact_label']} | {r['loss']:.16f} | {r['exact_loss']:.16f} "
-            f"| {abs(r['loss'] - r['exact_loss']):.1e} | {r['grad_value']:.16e} "
-            f"| {r['exact_grad']:.16e} "
-            f"| {abs(r['grad_value'] - r['exact_grad']) / abs(r['exact_grad']):.1e} |"
-        )
-    return out
+    return H.table(("configuration", "counterpart", "loss", "counterpart loss", "\\|Δloss\\|",
+                    "dloss/dG", "counterpart dloss/dG", "\\|Δgrad/grad\\|"), [
+        (r["label"], r["exact_label"], f"{r['loss']:.16f}", f"{r['exact_loss']:.16f}",
+         f"{abs(r['loss'] - r['exact_loss']):.1e}", f"{r['grad_value']:.16e}",
+         f"{r['exact_grad']:.16e}",
+         f"{abs(r['grad_value'] - r['exact_grad']) / abs(r['exact_grad']):.1e}") for r in rows])
 
 
 def render_main(m) -> list[str]:
