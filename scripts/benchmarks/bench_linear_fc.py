@@ -42,21 +42,13 @@ FULL = {
     "ei_G": (0.2, 0.3, 0.4, 0.45, 0.49, 0.51, 0.53, 0.55),
     "rww_tau": (0.2, 0.5, 1.0, 2.0, 4.0),  # s: slowest-mode time constants on the low branch
     "hopf_G": (0.1, 0.25, 0.5, 1.0, 2.0),  # per second, as presets.hopf and --G take it
-    "hopf_linear_G": (0.5,),
-    "delay_G": (0.45, 0.49, 0.53),
-    "repeats": 12,
+    "hopf_linear_G": (0.5,), "delay_G": (0.45, 0.49, 0.53), "repeats": 12,
 }
-SMOKE = {
-    "realisations": 2,
-    "duration": 50 * TR,
-    "burn_in": {"rww-ei-fic": 10 * TR, "rww": 10 * TR, "hopf": 10 * TR, "hopf-linear": 10 * TR},
-    "ei_G": (0.45,),
-    "rww_tau": (0.5,),
-    "hopf_G": (0.5,),
-    "hopf_linear_G": (0.5,),
-    "delay_G": (0.45,),
-    "repeats": 2,
-}
+SMOKE = {"realisations": 2, "duration": 50 * TR,
+         "burn_in": {"rww-ei-fic": 10 * TR, "rww": 10 * TR, "hopf": 10 * TR,
+                     "hopf-linear": 10 * TR},
+         "ei_G": (0.45,), "rww_tau": (0.5,), "hopf_G": (0.5,), "hopf_linear_G": (0.5,),
+         "delay_G": (0.45,), "repeats": 2}
 
 # The netdyn fit's noise amplitudes (the CLI defaults; rww's is also the preset's).
 SIGMA = {"rww-ei-fic": 0.001, "rww": 0.00283, "hopf": 0.02}
@@ -149,28 +141,21 @@ def compare(lin, runs: dict, variable_row: int, data_fc: np.ndarray) -> dict:
     star = np.asarray(lin.fixed_point)[variable_row]
     offset = level - star[None]
     abscissa = float(lin.abscissa)
-    return {
-        "abscissa_per_ms": abscissa,
-        "tau_s": -1.0 / abscissa / 1000.0,
-        "residual": float(lin.residual),
-        "fixed_point_mean": float(star.mean()),
-        "r_analytic_sim": _corr(a, mean_fc),
-        "r_ceiling": float(np.sqrt(max(reliability, 0.0))),
-        "r_split_half": half,
-        "r_single_vs_rest": float(np.mean(loo)),
-        "mean_fc_analytic": float(a.mean()),
-        "mean_fc_sim": float(mean_fc.mean()),
-        "mean_fc_sim_se": float(fcs.mean(1).std(ddof=1) / np.sqrt(B)) if B > 1 else np.nan,
-        "mean_fc_diff": float(mean_fc.mean() - a.mean()),
-        "rmse_analytic_sim": float(np.sqrt(np.mean((mean_fc - a) ** 2))),
-        "variance_ratio_median": float(np.median(var_sim / var_an)),
-        "state_offset_mean": float(offset.mean()),
-        "state_offset_max_run": float(np.max(np.abs(offset.mean(1)))),
-        "r_analytic_data": _corr(a, d),
-        "r_sim_data": _corr(mean_fc, d),
-        "mean_fc_single_runs": [float(v) for v in fcs.mean(1)],
-        "mean_fc_sim_fc": mean_fc,  # dropped before the JSON
-    }
+    return {"abscissa_per_ms": abscissa, "tau_s": -1.0 / abscissa / 1000.0,
+            "residual": float(lin.residual), "fixed_point_mean": float(star.mean()),
+            "r_analytic_sim": _corr(a, mean_fc),
+            "r_ceiling": float(np.sqrt(max(reliability, 0.0))), "r_split_half": half,
+            "r_single_vs_rest": float(np.mean(loo)), "mean_fc_analytic": float(a.mean()),
+            "mean_fc_sim": float(mean_fc.mean()),
+            "mean_fc_sim_se": float(fcs.mean(1).std(ddof=1) / np.sqrt(B)) if B > 1 else np.nan,
+            "mean_fc_diff": float(mean_fc.mean() - a.mean()),
+            "rmse_analytic_sim": float(np.sqrt(np.mean((mean_fc - a) ** 2))),
+            "variance_ratio_median": float(np.median(var_sim / var_an)),
+            "state_offset_mean": float(offset.mean()),
+            "state_offset_max_run": float(np.max(np.abs(offset.mean(1)))),
+            "r_analytic_data": _corr(a, d), "r_sim_data": _corr(mean_fc, d),
+            "mean_fc_single_runs": [float(v) for v in fcs.mean(1)],
+            "mean_fc_sim_fc": mean_fc}  # the last dropped before the JSON
 
 
 def simulate_point(net, lin, model, cfg, key, burn):
@@ -282,24 +267,17 @@ def timings(models: Models, data, repeats: int) -> dict:
     f_loss = jax.jit(loss_G)
     fd = (float(f_loss(G + h)) - float(f_loss(G - h))) / (2 * h)
     grad = float(compiled["value + gradient wrt G"](G)[1])
-    return {
-        "G": 0.5,
-        "seconds_median": {k: float(np.median(v)) for k, v in times.items()},
-        "seconds_min": {k: float(np.min(v)) for k, v in times.items()},
-        "compile_seconds": compile_s,
-        "repeats": repeats,
-        "load_before": load_before,
-        "load_after": load_after,
-        "dloss_dG": grad,
-        "dloss_dG_central_difference": fd,
-    }
+    return {"G": 0.5, "seconds_median": {k: float(np.median(v)) for k, v in times.items()},
+            "seconds_min": {k: float(np.min(v)) for k, v in times.items()},
+            "compile_seconds": compile_s, "repeats": repeats, "load_before": load_before,
+            "load_after": load_after, "dloss_dG": grad, "dloss_dG_central_difference": fd}
 
 
 # ------------------------------------------------------------------------ report
 
 
 def _f(x, spec=".3f"):
-    return "nan" if x is None or not np.isfinite(x) else format(x, spec)
+    return H.num(x, spec, "nan")
 
 
 HEAD = ("| {G} | abscissa (1/ms) | tau (s) | r(an, sim) | ceiling | single vs rest | mean FC an "
@@ -506,22 +484,20 @@ def render(m: dict) -> str:
             "of one realisation, with and without delays (above "
             f"{LEFT_OFFSET:g}: runs left the fixed point).",
             "",
-            "| G | r(an, sim) delays | r(an, sim) no delays | mean FC an | mean FC sim "
-            "delays (SE) | mean FC sim no delays (SE) | no delays − delays | r(sim delays, "
-            "sim no delays) | left delays / no delays | max abs(an − an) |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for d in res["delays"]:
-            w, o = d["with"], d["without"]
-            lines.append(
-                f"| {d['G']:.2f} | {w['r_analytic_sim']:.3f} | {o['r_analytic_sim']:.3f} | "
-                f"{w['mean_fc_analytic']:.3f} | {w['mean_fc_sim']:.3f} "
-                f"({w['mean_fc_sim_se']:.3f}) | {o['mean_fc_sim']:.3f} "
-                f"({o['mean_fc_sim_se']:.3f}) | {o['mean_fc_sim'] - w['mean_fc_sim']:+.4f} | "
-                f"{d['r_delays_no_delays']:.4f} | "
-                f"{w['state_offset_max_run']:.3f} / {o['state_offset_max_run']:.3f} | "
-                f"{d['analytic_max_diff']:.1e} |")
-        lines.append("")
+            *H.table(("G", "r(an, sim) delays", "r(an, sim) no delays", "mean FC an",
+                      "mean FC sim delays (SE)", "mean FC sim no delays (SE)",
+                      "no delays − delays", "r(sim delays, sim no delays)",
+                      "left delays / no delays", "max abs(an − an)"), [(
+                f"{d['G']:.2f}", f"{w['r_analytic_sim']:.3f}", f"{o['r_analytic_sim']:.3f}",
+                f"{w['mean_fc_analytic']:.3f}",
+                f"{w['mean_fc_sim']:.3f} ({w['mean_fc_sim_se']:.3f})",
+                f"{o['mean_fc_sim']:.3f} ({o['mean_fc_sim_se']:.3f})",
+                f"{o['mean_fc_sim'] - w['mean_fc_sim']:+.4f}",
+                f"{d['r_delays_no_delays']:.4f}",
+                f"{w['state_offset_max_run']:.3f} / {o['state_offset_max_run']:.3f}",
+                f"{d['analytic_max_diff']:.1e}")
+                for d in res["delays"] for w, o in [(d["with"], d["without"])]]),
+            ""]
     t = res["timing"]
     lines += [
         "## Speed of `nd.linear_fc`",
@@ -532,13 +508,9 @@ def render(m: dict) -> str:
         "`nd.rmse(fc, data.fc)`; the regional gradient is with respect to an 80-vector "
         "`w_p` (`jax.value_and_grad`).",
         "",
-        "| evaluation | s (median) | s (min) | compile s |",
-        "|---|---|---|---|",
-    ]
-    for k in t["seconds_median"]:
-        lines.append(f"| {k} | {t['seconds_median'][k]:.3f} | {t['seconds_min'][k]:.3f} | "
-                     f"{t['compile_seconds'][k]:.1f} |")
-    lines += [
+        *H.table(("evaluation", "s (median)", "s (min)", "compile s"), [
+            (k, f"{t['seconds_median'][k]:.3f}", f"{t['seconds_min'][k]:.3f}",
+             f"{t['compile_seconds'][k]:.1f}") for k in t["seconds_median"]]),
         "",
         f"1-minute load average before / after the timings: {t['load_before']} / "
         f"{t['load_after']} (2 cores shared with other jobs). d loss / dG = "
