@@ -144,6 +144,7 @@ from ._parameters.bounds import (
     Interval as Interval,
     Positive as Positive,
 )
+from ._persistence.fit_checkpoint import Checkpoint as Checkpoint
 from ._persistence.interrupt import defer_interrupts as defer_interrupts
 from ._persistence.resume import saved_steps as saved_steps
 from ._remat._base import AbstractRemat as AbstractRemat

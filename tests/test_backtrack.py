@@ -158,8 +158,8 @@ def test_resume_continues_the_same_search(tmp_path):
             raise Stop
 
     with pytest.raises(Stop):
-        _fit(BACKTRACK, 20, checkpoint=ckpt, checkpoint_every=5, callback=stop)
-    model, resumed = _fit(BACKTRACK, 20, checkpoint=ckpt, resume=True)
+        _fit(BACKTRACK, 20, checkpoint=nd.Checkpoint(ckpt, every=5), callback=stop)
+    model, resumed = _fit(BACKTRACK, 20, checkpoint=nd.Checkpoint(ckpt, resume=True))
     np.testing.assert_array_equal(resumed.params["u"], whole.params["u"])
     np.testing.assert_array_equal(model.u, whole_model.u)
 

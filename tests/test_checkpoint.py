@@ -41,9 +41,9 @@ def _toy(y=0.5):
     return Toy(x=jnp.zeros(3), y=y)
 
 
-def _fit(path, steps=3, **kw):
-    return nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=steps, checkpoint=path,
-                  **kw)
+def _fit(path, steps=3, resume=False, every=10, **kw):
+    return nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=steps,
+                  checkpoint=nd.Checkpoint(path, every=every, resume=resume), **kw)
 
 
 def _split(data: bytes) -> tuple[bytes, bytes | None, dict, bytes]:
@@ -179,7 +179,7 @@ def test_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "fsync", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        _fit(path, steps=6, resume=True, checkpoint_every=1)
+        _fit(path, steps=6, resume=True, every=1)
     monkeypatch.undo()
     assert _temps(tmp_path) == []
     # The previous checkpoint is intact.

@@ -45,7 +45,7 @@ def test_a_checkpoint_of_an_earlier_version_resumes_bit_for_bit(tmp_path):
     path = tmp_path / "fit.ckpt"
     shutil.copy(FIXTURE, path)
     assert nd.saved_steps(path) == (3, 3)
-    resumed, history = _fit(6, checkpoint=path, resume=True)
+    resumed, history = _fit(6, checkpoint=nd.Checkpoint(path, resume=True))
     whole, expected = _fit(6)
     assert np.array_equal(resumed.x, whole.x) and float(resumed.y) == float(whole.y)
     assert np.array_equal(history.loss, expected.loss)

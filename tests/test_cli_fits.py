@@ -29,7 +29,7 @@ def test_divergence_names_flags(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "at step 2 of 12" in err and "--lr" in err and "--overwrite" in err
-    for api in ("on_nonfinite", "resume=True", "FitDivergedError", "Traceback"):
+    for api in ("on_nonfinite", "resume=True", "Checkpoint", "FitDivergedError", "Traceback"):
         assert api not in err
     assert json.loads((out / "history.json").read_text())["step"] == [1, 2]
 

@@ -282,31 +282,29 @@ def _stop_after(n, on_stop=None):
 
 def test_resume_is_bit_for_bit(tmp_path):
     kw = dict(where=_where_xy, bounds=(None, nd.Positive()), steps=13, redraw=True,
-              key=jax.random.key(3), checkpoint_every=4)
+              key=jax.random.key(3))
     whole = nd.fit(_toy(), _noisy, ADAM_TOY, **kw)
     ckpt = tmp_path / "fit.ckpt"
+    saving, resuming = nd.Checkpoint(ckpt, every=4), nd.Checkpoint(ckpt, every=4, resume=True)
     # Interrupted by an exception after 6 steps: the checkpoint holds step 6.
     with pytest.raises(Stop):
-        nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, callback=_stop_after(6), **kw)
+        nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=saving, callback=_stop_after(6), **kw)
     assert nd.saved_steps(ckpt) == (6, 13)  # (its header checked: history rows 0 to 5)
-    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, resume=True,
-                                   **kw))
+    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=resuming, **kw))
     # Killed without warning after 10 steps: the periodic checkpoint of step 8 remains.
     ckpt.unlink()
     kept = tmp_path / "kept"
     with pytest.raises(Stop):
-        nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt,
+        nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=saving,
                callback=_stop_after(10, lambda: shutil.copy(ckpt, kept)), **kw)
     shutil.copy(kept, ckpt)
     assert nd.saved_steps(ckpt)[0] == 8
-    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, resume=True,
-                                   **kw))
+    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=resuming, **kw))
     # A finished fit resumed with more steps continues it.
     kw13 = dict(kw, steps=13)
-    part = nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, **dict(kw13, steps=5))
+    part = nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=saving, **dict(kw13, steps=5))
     assert len(part[1]) == 5
-    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=ckpt, resume=True,
-                                   **kw13))
+    _assert_same_fit(whole, nd.fit(_toy(), _noisy, ADAM_TOY, checkpoint=resuming, **kw13))
 
 
 def test_resume_network_fit(problem, tmp_path):
@@ -315,7 +313,7 @@ def test_resume_network_fit(problem, tmp_path):
     with pytest.raises(Stop):
         _fit_g(problem, 0.05, steps=9, checkpoint=ckpt, callback=_stop_after(4))
     net, *_ = problem
-    resumed = _fit_g(problem, 0.05, steps=9, checkpoint=ckpt, resume=True)
+    resumed = _fit_g(problem, 0.05, steps=9, checkpoint=nd.Checkpoint(ckpt, resume=True))
     np.testing.assert_array_equal(resumed[0].coupling.G, whole[0].coupling.G)
     for name in ("loss", "grad_norm"):
         np.testing.assert_array_equal(getattr(resumed[1], name), getattr(whole[1], name))
@@ -327,21 +325,18 @@ def test_resume_network_fit(problem, tmp_path):
 def test_resume_checks_the_fit(tmp_path):
     ckpt = tmp_path / "c"
     nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=2, checkpoint=ckpt)
+    resume = nd.Checkpoint(ckpt, resume=True)
     with pytest.raises(ValueError, match="names"):
-        nd.fit(_toy(), _quadratic, SGD, where=lambda m: m.x, steps=3, checkpoint=ckpt,
-               resume=True)
+        nd.fit(_toy(), _quadratic, SGD, where=lambda m: m.x, steps=3, checkpoint=resume)
     with pytest.raises(ValueError, match="transforms"):
         nd.fit(_toy(), _quadratic, SGD, where=_where_xy, bounds=(None, nd.Positive()),
-               steps=3, checkpoint=ckpt, resume=True)
+               steps=3, checkpoint=resume)
     with pytest.raises(ValueError, match="already done 2 steps"):
-        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=1, checkpoint=ckpt,
-               resume=True)
-    with pytest.raises(ValueError, match="resume=True needs checkpoint"):
-        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=1, resume=True)
+        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=1, checkpoint=resume)
     (tmp_path / "junk").write_bytes(b"hello\n")
     with pytest.raises(ValueError, match="not a netdyn fit checkpoint"):
         nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=1,
-               checkpoint=tmp_path / "junk", resume=True)
+               checkpoint=nd.Checkpoint(tmp_path / "junk", resume=True))
 
 
 # ---------------------------------------------------------------------------------------
@@ -382,7 +377,7 @@ def test_nonfinite_stops_with_last_good_parameters(tmp_path):
     # there (the optimizer's hyper-parameters may change).
     assert nd.saved_steps(ckpt)[0] == 2
     fitted, h = nd.fit(_toy(y=0.0), _cliff, optax.sgd(0.01), where=_where_y, steps=5,
-                       checkpoint=ckpt, resume=True)
+                       checkpoint=nd.Checkpoint(ckpt, resume=True))
     y = path[2]
     for k in (2, 3, 4):
         np.testing.assert_allclose(h.params["y"][k], y, rtol=1e-13)

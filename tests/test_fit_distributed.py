@@ -68,6 +68,7 @@ port, rank, tests, out, ckpt = sys.argv[1:]
 jax.distributed.initialize(coordinator_address="localhost:" + port, num_processes=2,
                            process_id=int(rank))
 import numpy as np
+import netdyn as nd
 sys.path.insert(0, tests)
 import test_fit_distributed as t
 assert jax.process_count() == 2 and len(jax.devices()) == 2, jax.devices()
@@ -87,7 +88,7 @@ def spying(m, key):
     jax.debug.inspect_array_sharding(m.x, callback=record)
     return t.noisy(m, key)
 
-fitted, h = t.run(6, loss_fn=spying, checkpoint=ckpt, checkpoint_every=4)
+fitted, h = t.run(6, loss_fn=spying, checkpoint=nd.Checkpoint(ckpt, every=4))
 np.savez(out, x=np.asarray(fitted.x), y=np.asarray(fitted.y), best=h.best, loss=h.loss,
          params_x=h.params["x"], z0=h.metrics["z0"], local=np.asarray(local))
 """
@@ -150,7 +151,7 @@ def test_fit_multistart_in_two_processes_gives_the_single_process_result(tmp_pat
     # one process continues it to step 8 as it continues its own.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out0.npz", "out1.npz",
                                                           "starts.ckpt"]
-    resumed, hr = run(8, checkpoint=ckpt, resume=True)
+    resumed, hr = run(8, checkpoint=nd.Checkpoint(ckpt, resume=True))
     whole, hw = run(8)
     np.testing.assert_allclose(hr.loss, hw.loss, rtol=1e-13)
     np.testing.assert_allclose(hr.params["x"], hw.params["x"], rtol=1e-13)

@@ -23,14 +23,18 @@ def _multistart(**kw):
                              where=lambda m: m.y, starts=jnp.array([0.0, 1.0]), **kw)
 
 
-def test_options_are_checked_as_in_fit():
+def test_options_are_checked_as_in_fit(no_type_hook):
     with pytest.raises(TypeError, match=r"fit_multistart\(\) got an unexpected keyword "
                                         r"argument 'keep'"):
         _multistart(steps=2, keep="best")
     with pytest.raises(TypeError, match=r"fit_multistart\(\) missing .* 'steps'"):
         _multistart()
-    with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 1"):
-        _multistart(steps=2, checkpoint_every=0)
+    with pytest.raises(ValueError, match="Checkpoint every must be an integer >= 1"):
+        _multistart(steps=2, checkpoint=nd.Checkpoint("c.eqx", every=0))
+    with pytest.raises(ValueError, match="checkpoint must be an nd.Checkpoint, a file path"):
+        _multistart(steps=2, checkpoint=3)
+    with pytest.raises(ValueError, match="Checkpoint resume must be True or False"):
+        nd.Checkpoint("c.eqx", resume="yes")
     with pytest.raises(ValueError, match="devices must not be empty"):
         _multistart(steps=2, devices=[])
 

@@ -158,8 +158,8 @@ class Toy(eqx.Module):
 
 def _toy_fit(path, callback):
     return nd.fit(Toy(jnp.zeros(3)), lambda m, key: jnp.sum((m.x - 1.0) ** 2),
-                  optax.sgd(0.1), where=lambda m: m.x, steps=5, checkpoint=path,
-                  checkpoint_every=100, callback=callback)
+                  optax.sgd(0.1), where=lambda m: m.x, steps=5,
+                  checkpoint=nd.Checkpoint(path, every=100), callback=callback)
 
 
 def test_second_ctrl_c_during_the_save_keeps_the_step(tmp_path, monkeypatch):

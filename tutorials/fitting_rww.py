@@ -250,8 +250,8 @@ for name, model in models.items():
 # The loss along `G` with the steps of the first fit, the loss of both fits, the
 # simulated and empirical FC, and the fitted regional inputs against each region's
 # total incoming weight. The history can also be saved (`history.to_csv(...)`,
-# `history.to_json(...)`); `nd.fit(..., checkpoint=path, resume=True)` makes a long fit
-# resumable.
+# `history.to_json(...)`); `nd.fit(..., checkpoint=nd.Checkpoint(path, resume=True))`
+# makes a long fit resumable.
 
 # %%
 if plt is not None:

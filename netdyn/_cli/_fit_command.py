@@ -18,6 +18,7 @@ from .._network import Network
 from .._observation._stats import upper_triangle
 from .._observation.runs import runs_fc
 from .._persistence import interrupt
+from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
 from .._search.scan_start import scan_start
 from ._data import FitData
@@ -168,8 +169,9 @@ def _run(out: Path, planned: FitPlan) -> int:
             net, loss_fn, planned.optimizer,
             where=where, bounds=planned.bounds,
             steps=args.steps, key=key, redraw=args.redraw,
-            checkpoint=out / "checkpoint.eqx", checkpoint_every=args.checkpoint_every,
-            resume=args.resume, progress=not args.quiet, keep="best",
+            checkpoint=Checkpoint(out / "checkpoint.eqx", every=args.checkpoint_every,
+                                  resume=args.resume),
+            progress=not args.quiet, keep="best",
         )
     except FitDivergedError as e:
         write_history(out, for_people(e.history, args.model))

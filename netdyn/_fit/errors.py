@@ -26,8 +26,8 @@ def diverged_message(k: int, row: dict, names, path, good_n: int) -> str:
     goes back to the state of step ``good_n`` (saved in ``path`` unless ``None``)."""
     params = ", ".join(f"{n}={_short(row[n])}" for n in names)
     where = "" if path is None else (
-        f", also saved in {path} (resume=True, e.g. with a smaller learning rate, restarts "
-        f"from step {good_n})"
+        f", also saved in {path} (a resume, nd.Checkpoint(path, resume=True), e.g. with "
+        f"a smaller learning rate, restarts from step {good_n})"
     )
     if not np.isfinite(row["loss"]):
         what = "the loss is not finite"

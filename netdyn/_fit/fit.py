@@ -9,6 +9,7 @@ import optax
 
 from .._custom_types import Key
 from .._parameters.fitted import FittedParameters
+from .._persistence.fit_checkpoint import Checkpoint
 from .history import FitHistory
 from .loop import prepare, run
 from .options import FitOptions, OnNonFinite
@@ -26,9 +27,7 @@ def fit(
     key: Key | None = None,
     redraw: bool = False,
     on_nonfinite: OnNonFinite = "stop",
-    checkpoint: str | os.PathLike | None = None,
-    checkpoint_every: int = 10,
-    resume: bool = False,
+    checkpoint: Checkpoint | str | os.PathLike | None = None,
     callback: Callable[[dict], None] | None = None,
     progress: bool = False,
     keep: Literal["last", "best"] = "last",
@@ -59,7 +58,7 @@ def fit(
       ``eqx.tree_at``: e.g. ``lambda n: n.coupling.G`` or
       ``lambda n: (n.coupling.G, n.dynamics.I_o)``. Leaves must be floating point (a
       Python float or a float array; a per-region parameter is a ``[nodes]`` array).
-    - ``steps``: number of optimization steps, ``>= 1`` (with ``resume``: the total,
+    - ``steps``: number of optimization steps, ``>= 1`` (on a resume: the total,
       including the steps already done).
     - ``bounds``: ``None`` (unbounded), one ``AbstractTransform`` for every leaf (e.g.
       ``nd.Positive()``), or a PyTree of the structure of ``where(model)`` holding a
@@ -75,28 +74,17 @@ def fit(
       loss is not finite are never kept: the fit goes back to the *last good* state (the
       latest parameters and optimizer state at which the loss and gradient were finite,
       usually those of the previous step). ``"stop"``: raise ``FitDivergedError``, whose
-      ``model`` (and the checkpoint) hold the last good parameters; ``resume=True``
-      restarts from there (e.g. after lowering the learning rate). ``"skip"``: continue
+      ``model`` (and the checkpoint) hold the last good parameters; a resume restarts
+      from there (e.g. after lowering the learning rate). ``"skip"``: continue
       from the last good state; with a fixed ``key`` the same step fails again, so
       skipping mostly helps with ``redraw=True``.
-    - ``checkpoint``: a file path. Every ``checkpoint_every`` steps, at the end, on an
-      interruption (an exception, ``KeyboardInterrupt``) and before raising
-      ``FitDivergedError`` (then the last good state), the state after the last
-      completed step is written there atomically (temporary file, then ``os.replace``):
-      the trained leaves' unconstrained values, the optimizer state, the step counter
-      and the history, with the parameter names, shapes, transforms and key, under a
-      SHA-256 checksum that is verified on resume. (A process killed by a signal keeps
-      the last periodic checkpoint. With several processes, process 0 writes it.) In the
-      main thread, Ctrl-C (SIGINT) is held back while the fit runs: the step in progress
-      completes, is saved, and ``KeyboardInterrupt`` is raised after it; more Ctrl-C
-      within 2 s cannot break that save (one later raises at once).
-    - ``resume``: continue from ``checkpoint`` if the file exists (else start afresh).
-      The continued fit is bit-for-bit the uninterrupted one: same parameters, same
-      history (the rows before the resume are those recorded). ``model``, ``where``,
-      ``bounds``, ``key``, ``redraw`` and the optimizer must be those of the interrupted
-      call (checked, except the optimizer's hyper-parameters). A ``loss_fn`` compiled
-      differently (e.g. another solver ``remat``, equal in exact arithmetic) gives the
-      steps after the resume to rounding (~1e-16 relative), not bit for bit.
+    - ``checkpoint``: an ``nd.Checkpoint(path, every=10, resume=False)``, or a file path
+      (``Checkpoint(path)``), or ``None``. The fit's state is saved to ``path`` every
+      ``every`` steps, at the end, on an interruption and before raising
+      ``FitDivergedError`` (see ``Checkpoint``); ``resume=True`` continues from it, bit
+      for bit. In the main thread, Ctrl-C (SIGINT) is held back while the fit runs: the
+      step in progress completes, is saved, and ``KeyboardInterrupt`` is raised after it;
+      more Ctrl-C within 2 s cannot break that save (one later raises at once).
     - ``callback``: called after each step with the history row as a ``dict``
       (``step``, ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, and the
       parameter values by name). An exception it raises stops the fit (after saving the
@@ -130,8 +118,7 @@ def fit(
         raise ValueError(f"keep must be 'last' or 'best', got {keep!r}.")
     options = FitOptions(
         steps=steps, bounds=bounds, key=key, redraw=redraw, on_nonfinite=on_nonfinite,
-        checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-        callback=callback, progress=progress,
+        checkpoint=checkpoint, callback=callback, progress=progress,
     )
     params = prepare(model, loss_fn, optimizer, where, options)
     xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,

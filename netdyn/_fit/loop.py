@@ -50,7 +50,8 @@ class _Loop:
         self.writer = jax.process_index() == 0
         if placement is not None:
             self.base, self.key = placement.whole((self.base, self.key))
-        self.checkpoint = FitCheckpoint(options.checkpoint, params, batch, options.key,
+        path = None if options.checkpoint is None else options.checkpoint.path
+        self.checkpoint = FitCheckpoint(path, params, batch, options.key,
                                         options.redraw, options.steps, self.writer)
         self.rows = HistoryRows(params.names)
 
@@ -89,7 +90,7 @@ class _Loop:
 
     def stop_single(self, k: int, new_state, row: dict, skipped, good_n: int) -> None:
         """``fit`` with ``on_nonfinite="stop"``: after a bad step ``k``, save the last good
-        state (``resume=True`` replays the step from there) and raise."""
+        state (``nd.Checkpoint(..., resume=True)`` replays the step from there) and raise."""
         if not (self.options.on_nonfinite == "stop" and bool(skipped)):
             return
         good = new_state
@@ -128,7 +129,7 @@ class _Loop:
                     else:
                         self.stop_starts(k, new_state)
                     state, n = new_state, k + 1
-                    if n % o.checkpoint_every == 0 or n == o.steps:
+                    if n % o.every == 0 or n == o.steps:
                         self.save(state, n, good_n)
                         saved = n
                     if show is not None:
@@ -140,7 +141,7 @@ class _Loop:
                 raise
             except BaseException:
                 # Interrupted (KeyboardInterrupt, an error in loss_fn or callback): keep the
-                # last completed step on disk, so that resume=True continues from it.
+                # last completed step on disk, so that a resume continues from it.
                 # (Nothing to keep if no step completed, e.g. a loss_fn that fails to trace.)
                 if n > saved:
                     self.save(state, n, good_n)

@@ -38,8 +38,8 @@ def fit_multistart(
     their losses compare fairly). One compiled step runs every start.
 
     ``**options`` are ``fit``'s keyword arguments ``steps`` (required), ``bounds``,
-    ``key``, ``redraw``, ``on_nonfinite``, ``checkpoint``, ``checkpoint_every``,
-    ``resume``, ``callback`` and ``progress``, with the same meaning and defaults
+    ``key``, ``redraw``, ``on_nonfinite``, ``checkpoint`` (an ``nd.Checkpoint`` or a
+    path), ``callback`` and ``progress``, with the same meaning and defaults
     (``keep`` does not apply: the best start is chosen by its last loss).
 
     ``devices``: the devices to split the starts across (default ``jax.devices()``: all
@@ -62,7 +62,7 @@ def fit_multistart(
     split across the devices of every process; each process returns the same
     ``(best_model, history)``, that of the same call in a single process (to rounding).
     Process 0 alone writes ``checkpoint`` and the progress line; every process reads the
-    checkpoint on ``resume=True``, so it must lie on a filesystem they share. The
+    checkpoint on a resume, so it must lie on a filesystem they share. The
     ``callback`` runs in every process. Under SLURM, ``jax.distributed.initialize()``
     takes the coordinator address, the number of processes and each one's rank from the
     job's environment, so one task per process (one per GPU, or per node on CPUs) is all

@@ -9,25 +9,21 @@ import jax
 import numpy as np
 
 from .._custom_types import Key
+from .._persistence.fit_checkpoint import Checkpoint, as_checkpoint
 
 OnNonFinite = Literal["stop", "skip"]
 
 
-def check_common(steps, on_nonfinite, checkpoint_every, redraw, key, resume, checkpoint):
+def check_common(steps, on_nonfinite, redraw, key):
     """``ValueError`` naming the first loop setting that is not valid."""
     if isinstance(steps, bool) or not isinstance(steps, int | np.integer) or steps < 1:
         raise ValueError(f"steps must be an integer >= 1, got {steps!r}.")
     if on_nonfinite not in ("stop", "skip"):
         raise ValueError(f"on_nonfinite must be 'stop' or 'skip', got {on_nonfinite!r}.")
-    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) \
-            or checkpoint_every < 1:
-        raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every!r}.")
     if key is not None and not isinstance(key, (jax.Array, np.ndarray)):
         raise ValueError(f"key must be a PRNG key, jax.random.key(seed), got {key!r}.")
     if redraw and key is None:
         raise ValueError("redraw=True needs a key (the step key is fold_in(key, step)).")
-    if resume and checkpoint is None:
-        raise ValueError("resume=True needs checkpoint=<path> to resume from.")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -40,15 +36,23 @@ class FitOptions:
     key: Key | None = None
     redraw: bool = False
     on_nonfinite: OnNonFinite = "stop"
-    checkpoint: str | os.PathLike | None = None
-    checkpoint_every: int = 10
-    resume: bool = False
+    checkpoint: Checkpoint | str | os.PathLike | None = None
     callback: Callable[[dict], None] | None = None
     progress: bool = False
 
     def __post_init__(self):
-        check_common(self.steps, self.on_nonfinite, self.checkpoint_every, self.redraw,
-                     self.key, self.resume, self.checkpoint)
+        check_common(self.steps, self.on_nonfinite, self.redraw, self.key)
+        object.__setattr__(self, "checkpoint", as_checkpoint(self.checkpoint))
+
+    @property
+    def every(self) -> int:
+        """Save every this many steps (and at the end): the checkpoint's ``every``."""
+        return self.steps if self.checkpoint is None else self.checkpoint.every
+
+    @property
+    def resume(self) -> bool:
+        """Whether to continue from the checkpoint (if its file exists)."""
+        return self.checkpoint is not None and self.checkpoint.resume
 
     @classmethod
     def from_keywords(cls, caller: str, options: dict[str, Any]) -> "FitOptions":

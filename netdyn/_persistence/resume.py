@@ -65,8 +65,9 @@ def saved_steps(path: str | Path) -> tuple[int, int]:
     ``fit_multistart``'s) got, read from its header (the file's checksum verified, its
     arrays not restored).
 
-    **Returns** ``(steps done, steps in all)``: ``fit(..., resume=True)`` continues at
-    step ``done + 1`` of ``steps``.
+    **Returns** ``(steps done, steps in all)``: ``fit(...,
+    checkpoint=nd.Checkpoint(path, resume=True))`` continues at step ``done + 1`` of
+    ``steps``.
 
     **Raises** ``ValueError`` naming the file: not a checkpoint, corrupt (its SHA-256
     checksum), or a header field that is missing or not valid (naming the field);
