@@ -520,18 +520,17 @@ def render(m: dict) -> str:
         "netdyn under `nd.NoRemat(unroll=u)`, tvboptim's `prepare(network, Heun())`. "
         "*speed-up*: tvboptim's time / netdyn's. *= unroll 1*: the samples are bit-identical "
         "to `unroll=1`'s. *compile*: in a thread pool with the section's other programs.")
-    lines += ["", "| dtype | tool | unroll | µs/step (best) | median | calls | speed-up vs "
-              "tvboptim | = unroll 1 | compile s |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for part in ("float64", "float32"):
         rs = parts.get(part, {}).get("forward", [])
         tv = next((r for r in rs if r["tool"] == "tvboptim"), None)
-        for r in rs:
-            speed = f"{tv['us_best'] / r['us_best']:.2f}x" if tv else "—"
-            same = "" if r["identical"] is None else ("yes" if r["identical"] else "**NO**")
-            lines.append(
-                f"| {part} | {r['tool']} | {r['unroll'] or '—'} | {r['us_best']:.2f} "
-                f"| {r['us_median']:.2f} | {r['calls']} | {speed} | {same} "
-                f"| {r['compile_s']:.1f} |")
+        rows += [(part, r["tool"], r["unroll"] or "—", f"{r['us_best']:.2f}",
+                  f"{r['us_median']:.2f}", r["calls"],
+                  f"{tv['us_best'] / r['us_best']:.2f}x" if tv else "—",
+                  "" if r["identical"] is None else ("yes" if r["identical"] else "**NO**"),
+                  f"{r['compile_s']:.1f}") for r in rs]
+    lines += ["", *H.table(("dtype", "tool", "unroll", "µs/step (best)", "median", "calls",
+                            "speed-up vs tvboptim", "= unroll 1", "compile s"), rows)]
 
     lines += ["", "## Gradient", ""]
     lines.append(
@@ -545,19 +544,17 @@ def render(m: dict) -> str:
         "noise per block, so each configuration has its own loss; "
         "`tvboptim(1000,stream)` computes the same loss and gradient as blocks of 1000 with "
         "the BOLD after the solve (checked in `remat.md`).")
-    lines += ["", "| dtype | configuration | gradient s (best) | median | calls | grad / fwd "
-              "| vs tvboptim default | temp MB | loss | dloss/dG |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for part in ("float64", "float32"):
         rs = parts.get(part, {}).get("gradient", [])
         tv = next((r for r in rs if r["label"] == "tvboptim"), None)
-        for r in rs:
-            lines.append(
-                f"| {part} | {r['label']} | {r['grad_s']:.3f} | {r['grad_median_s']:.3f} "
-                f"| {r['calls']} | "
-                + (f"{r['grad_s'] / r['fwd_s']:.2f}" if r.get("fwd_s") else "—")
-                + " | " + (f"{r['grad_s'] / tv['grad_s']:.2f}x" if tv else "—")
-                + f" | {r['temp_mb']:.2f} | {r['loss']:.8f} | {r['grad']:.6e} |")
+        rows += [(part, r["label"], f"{r['grad_s']:.3f}", f"{r['grad_median_s']:.3f}",
+                  r["calls"], f"{r['grad_s'] / r['fwd_s']:.2f}" if r.get("fwd_s") else "—",
+                  f"{r['grad_s'] / tv['grad_s']:.2f}x" if tv else "—", f"{r['temp_mb']:.2f}",
+                  f"{r['loss']:.8f}", f"{r['grad']:.6e}") for r in rs]
+    lines += ["", *H.table(("dtype", "configuration", "gradient s (best)", "median", "calls",
+                            "grad / fwd", "vs tvboptim default", "temp MB", "loss", "dloss/dG"),
+                           rows)]
 
     lines += ["", "## Batched forward throughput (float32)", ""]
     bsteps = parts.get("float32", {}).get("batch_steps")
@@ -567,15 +564,12 @@ def render(m: dict) -> str:
         "key, as `nd.sweep`), the forward of the first section (netdyn's default `unroll` "
         "for the backend). *network-steps/s*: B x steps / wall time of one call (best of "
         "up to 3, the first included). *temp / output MB*: XLA's compiled memory.")
-    lines += ["", "| tool | B | s per call | M network-steps/s | calls | temp MB | output MB "
-              "| note |", "|---|---|---|---|---|---|---|---|"]
-    for r in parts.get("float32", {}).get("batched", []):
-        lines.append(
-            f"| {r['tool']} | {r['B']} | "
-            + (f"{r['s_per_call']:.3f} | {r['rate'] / 1e6:.2f} | {r['calls']}"
-               if "rate" in r else "— | — | —")
-            + f" | {r.get('temp_mb', math.nan):.0f} | {r.get('out_mb', math.nan):.1f} "
-            f"| {r.get('note', '')} |")
+    lines += ["", *H.table(("tool", "B", "s per call", "M network-steps/s", "calls", "temp MB",
+                            "output MB", "note"), [
+        (r["tool"], r["B"], *((f"{r['s_per_call']:.3f}", f"{r['rate'] / 1e6:.2f}", r["calls"])
+                              if "rate" in r else ("—",) * 3),
+         f"{r.get('temp_mb', math.nan):.0f}", f"{r.get('out_mb', math.nan):.1f}",
+         r.get("note", "")) for r in parts.get("float32", {}).get("batched", [])])]
 
     notes = [f"{part}: {n}" for part, p in parts.items() for n in p.get("notes", [])]
     walls = [f"{part} process {p.get('process_s', math.nan):.0f} s (forward "
