@@ -51,17 +51,8 @@ def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=Tr
     y0 = jnp.full((1, graph.n_nodes), 0.3, dtype)
 
     def run(net, key):
-        sol = nd.simulate(
-            net,
-            nd.Heun(),
-            t0=0.0,
-            t1=seconds * 1000.0,
-            dt=DT,
-            monitors={"out": monitor},
-            key=key,
-            history=y0,
-        )
-        return sol["out"]
+        return nd.simulate(net, nd.Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT,
+                           monitors={"out": monitor}, key=key, history=y0)["out"]
 
     return jax.jit(run), (net, jax.random.key(0))
 
@@ -108,13 +99,9 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
     cols = np.arange(n, dtype=np.int32)
     flat = rows * n + cols
     ones = np.ones(n, dtype)
-    consts = {
-        "W": jnp.asarray(weights),
-        "rows": jnp.asarray(rows),
-        "flat": jnp.asarray(flat),
-        "flat_nm": jnp.asarray(cols[None, :] * rows_n + rows),  # node-major, [i, j]
-        "frac": None if frac is None else jnp.asarray(frac),
-    }
+    consts = {"W": jnp.asarray(weights), "rows": jnp.asarray(rows), "flat": jnp.asarray(flat),
+              "flat_nm": jnp.asarray(cols[None, :] * rows_n + rows),  # node-major, [i, j]
+              "frac": None if frac is None else jnp.asarray(frac)}
 
     def interp(read, idx, older_idx, k):
         x = read(idx)
@@ -149,18 +136,16 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
 
     def g_take_along(buf, k):  # take_along_axis on the rows
         b = jnp.broadcast_to(buf[:, None, :, 0], (rows_n, n, n))
-        x = interp(
-            lambda r: jnp.take_along_axis(b, r[None], axis=0)[0], k["rows"], k["rows"] - 1, k
-        )
+        x = interp(lambda r: jnp.take_along_axis(b, r[None], axis=0)[0], k["rows"],
+                   k["rows"] - 1, k)
         return ((k["W"] * x) @ ones)[None]
 
     def g_onehot(buf, k):  # one-hot over rows, as a dense contraction (H times the flops)
         oh = jax.nn.one_hot(k["rows"], rows_n, dtype=buf.dtype)  # [i, j, r]
         x = jnp.einsum("ijr,rj->ij", oh, buf[..., 0])
         if frac is not None:
-            x_old = jnp.einsum(
-                "ijr,rj->ij", jax.nn.one_hot(k["rows"] - 1, rows_n, dtype=buf.dtype), buf[..., 0]
-            )
+            x_old = jnp.einsum("ijr,rj->ij", jax.nn.one_hot(k["rows"] - 1, rows_n, dtype=buf.dtype),
+                               buf[..., 0])
             x = x + k["frac"] * (x_old - x)
         return ((k["W"] * x) @ ones)[None]
 
@@ -183,9 +168,8 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
             if layout == "ring":
                 p1 = jnp.where(p + 1 == rows_n, 0, p + 1)
                 big = lax.dynamic_update_slice_in_dim(big, y1.T[None], p1 + rows_n - 1, 0)
-                big = lax.dynamic_update_slice_in_dim(
-                    big, y1.T[None], jnp.where(p1 == 0, rows_n - 1, p1 - 1), 0
-                )
+                big = lax.dynamic_update_slice_in_dim(big, y1.T[None],
+                                                      jnp.where(p1 == 0, rows_n - 1, p1 - 1), 0)
                 return y1, (big, p1)
             if layout == "node":
                 return y1, jnp.concatenate([buf[:, 1:], y1.T[:, None]], axis=1)
@@ -202,9 +186,8 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
 
     def g_node_major(buf, k):
         b = buf.reshape(n * rows_n, 1)
-        x = interp(
-            lambda f: b.at[f].get(mode="promise_in_bounds"), k["flat_nm"], k["flat_nm"] - 1, k
-        )
+        x = interp(lambda f: b.at[f].get(mode="promise_in_bounds"), k["flat_nm"],
+                   k["flat_nm"] - 1, k)
         return ((k["W"] * x[..., 0]) @ ones)[None]
 
     cases = {
@@ -215,9 +198,8 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
         "flat `[H*N, 1]`, promise_in_bounds, `(W * x) @ ones` (netdyn now)": make(g_flat_dot),
         "idem, push by `roll(...).at[-1].set`": make(g_flat_dot, push=push_roll),
         "node-major `[N, H, 1]` buffer, flat index": make(g_node_major, layout="node"),
-        "ring `[2H, N, 1]` + dynamic_slice view (loop-invariant indices)": make(
-            g_flat_dot, layout="ring"
-        ),
+        "ring `[2H, N, 1]` + dynamic_slice view (loop-invariant indices)":
+            make(g_flat_dot, layout="ring"),
         "`take_along_axis` over rows": make(g_take_along),
         "one-hot over rows, dense contraction": make(g_onehot),
     }
@@ -246,19 +228,15 @@ def noise_cases(dtype, n_steps, n_nodes=84):
         return unit.increment(key, i, y, 1.0, (0,))
 
     return {
-        "threefry2x32: `normal(fold_in(key, i))` (JAX, rolled loops on CPU)": make(
-            jax_normal, jax.random.key(0)
-        ),
-        "threefry2x32: netdyn's noise increment (the hash written out on CPU)": make(
-            netdyn_normal, jax.random.key(0)
-        ),
+        "threefry2x32: `normal(fold_in(key, i))` (JAX, rolled loops on CPU)":
+            make(jax_normal, jax.random.key(0)),
+        "threefry2x32: netdyn's noise increment (the hash written out on CPU)":
+            make(netdyn_normal, jax.random.key(0)),
         "rbg: `normal(fold_in(key, i))`": make(jax_normal, jax.random.key(0, impl="rbg")),
-        "unsafe_rbg: `normal(fold_in(key, i))`": make(
-            jax_normal, jax.random.key(0, impl="unsafe_rbg")
-        ),
-        "philox4x32: `normal(fold_in(key, i))`": make(
-            jax_normal, jax.random.key(0, impl="philox4x32")
-        ),
+        "unsafe_rbg: `normal(fold_in(key, i))`":
+            make(jax_normal, jax.random.key(0, impl="unsafe_rbg")),
+        "philox4x32: `normal(fold_in(key, i))`":
+            make(jax_normal, jax.random.key(0, impl="philox4x32")),
     }
 
 
@@ -276,14 +254,12 @@ def measure(args) -> dict:
         dtype = jnp.dtype(dtype_name)
         builders = {
             "netdyn (nearest delays)": lambda: netdyn_forward(w, lengths, dtype, args.seconds),
-            "netdyn (linear interpolation)": lambda: netdyn_forward(
-                w, lengths, dtype, args.seconds, "linear"
-            ),
+            "netdyn (linear interpolation)":
+                lambda: netdyn_forward(w, lengths, dtype, args.seconds, "linear"),
         }
         if have_tvbo:
-            builders["tvboptim 0.4 (nearest delays)"] = lambda: tvboptim_forward(
-                w, lengths, dtype, args.seconds
-            )
+            builders["tvboptim 0.4 (nearest delays)"] = \
+                lambda: tvboptim_forward(w, lengths, dtype, args.seconds)
         cases = {}
         for name, build in builders.items():
             f, fargs = build()
@@ -311,9 +287,8 @@ def measure(args) -> dict:
     if not args.skip_micro:
         for interpolation in ("nearest", "linear"):
             cases = gather_cases(w, lengths, np.float64, args.micro_steps, interpolation)
-            micro[f"gather-{interpolation}"] = interleaved(
-                cases, 2 * args.repeats, args.micro_steps
-            )
+            micro[f"gather-{interpolation}"] = interleaved(cases, 2 * args.repeats,
+                                                           args.micro_steps)
         for dtype_name in args.dtypes:
             cases = noise_cases(jnp.dtype(dtype_name), args.micro_steps)
             micro[f"noise-{dtype_name}"] = interleaved(cases, 2 * args.repeats, args.micro_steps)
@@ -344,21 +319,14 @@ def render(m: dict) -> str:
         "ratios from one run, not absolute times across runs)."
     )
     out += H.machine(m)
-    out += ["", "## Forward time", ""]
-    out.append(
-        "| dtype | tool | µs/step (best) | µs/step (median) | s per run "
-        "| time / tvboptim's (speed-up) |"
-    )
-    out.append("|---|---|---|---|---|---|")
-    for dtype_name, name, best, median, run_s, ratio in m["tools"]:
-        out.append(
-            f"| {dtype_name} | {name} | {best:.2f} | {median:.2f} | {run_s:.3f} | {ratio} |"
-        )
-    out += ["", "Compile time (trace + XLA compile, AOT):", ""]
-    out.append("| dtype | tool | compile s |")
-    out.append("|---|---|---|")
-    for dtype_name, name, compile_s in m["compile"]:
-        out.append(f"| {dtype_name} | {name} | {compile_s:.2f} |")
+    out += ["", "## Forward time", "", *H.table(
+        ("dtype", "tool", "µs/step (best)", "µs/step (median)", "s per run",
+         "time / tvboptim's (speed-up)"),
+        [(d, name, f"{best:.2f}", f"{median:.2f}", f"{run_s:.3f}", ratio)
+         for d, name, best, median, run_s, ratio in m["tools"]]),
+        "", "Compile time (trace + XLA compile, AOT):", "",
+        *H.table(("dtype", "tool", "compile s"), [(d, name, f"{c:.2f}")
+                                                  for d, name, c in m["compile"]])]
     if parity is not None:
         out += [
             "",
@@ -382,15 +350,9 @@ def render(m: dict) -> str:
             table = micro.get(f"gather-{interpolation}")
             if not table:
                 continue
-            out += [
-                "",
-                f"{interpolation}:",
-                "",
-                "| formulation | µs/step (best) | median |",
-                "|---|---|---|",
-            ]
-            for name, (best, median) in table.items():
-                out.append(f"| {name} | {best:.2f} | {median:.2f} |")
+            out += ["", f"{interpolation}:", "", *H.table(
+                ("formulation", "µs/step (best)", "median"),
+                [(name, f"{b:.2f}", f"{md:.2f}") for name, (b, md) in table.items()])]
         out += ["", "## Per-step noise draw", ""]
         out.append(
             f"A loop of {m['micro_steps']} steps drawing `[1, 84]` standard normals for step `i`, "
@@ -402,9 +364,9 @@ def render(m: dict) -> str:
         for key, table in micro.items():
             if not key.startswith("noise-"):
                 continue
-            out += ["", f"{key[6:]}:", "", "| draw | µs/step (best) | median |", "|---|---|---|"]
-            for name, (best, median) in table.items():
-                out.append(f"| {name} | {best:.2f} | {median:.2f} |")
+            out += ["", f"{key[6:]}:", "", *H.table(
+                ("draw", "µs/step (best)", "median"),
+                [(name, f"{b:.2f}", f"{md:.2f}") for name, (b, md) in table.items()])]
     return "\n".join([*out, "", m["history"]]).rstrip("\n") + "\n"
 
 
