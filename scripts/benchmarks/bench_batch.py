@@ -119,23 +119,20 @@ def render(m: dict) -> str:
     """The throughput table and the shared graph's ratios to the other programs."""
     source, n_steps, rows = m["source"], m["n_steps"], m["rows"]
     lines = [
-        "# Batched forward throughput (CPU)",
-        "",
+        "# Batched forward throughput (CPU)", "",
         f"Written by `{C.command('bench_batch.py', *H.shown_argv(m))}`. `jax.vmap` over B values",
         f"of G (0.3-0.7) of the reference network's forward ({source}; RWW, delayed linear",
         f"coupling, additive noise, stochastic Heun, dt = 1 ms), {n_steps} steps per member,",
         f"{m['dtype']}, a 100 ms temporal average. Throughput in network-steps per second",
         f"(B x steps / seconds, best of {m['repeats']} interleaved calls). XLA temp: the",
         "compiled program's temporary memory. |diff|: largest difference of the outputs to",
-        "the first program's (the same batch; tvboptim draws its own noise).",
-        "",
+        "the first program's (the same batch; tvboptim draws its own noise).", "",
         "- *netdyn, shared graph*: `simulate(..., batch_last=True)`; the batch shares weights",
         "  and delays, so its batch-last loop runs (B contiguous values per delayed read, ring",
         "  buffer).",
         "- *netdyn, per-member graph*: the weights passed batched too, without `batch_last`:",
         "  the plain `vmap` (batch-first).",
-        "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.",
-        "",
+        "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.", "",
         "| B | program | M network-steps/s | s per call | XLA temp MB | compile s | max abs diff |",
         "|---|---|---|---|---|---|---|",
     ]

@@ -121,8 +121,7 @@ def render(m: dict) -> str:
     homo, het = (results[n]["scores"]["summary"]["test_fc_r"][0] for n in FITS)
     first = results["homogeneous"]["scores"]["sets"][0]
     lines = [
-        "# Regional heterogeneity, scored on runs and noise the fit never saw",
-        "",
+        "# Regional heterogeneity, scored on runs and noise the fit never saw", "",
         f"Written by `{C.command('bench_fit_heterogeneous.py')}`. Both fits: `netdyn fit "
         "--model rww-ei-fic` (two-population Wong-Wang, feedback inhibition control at 3 "
         "Hz, BOLD of S_e at TR 720 ms, dt 1 ms, exact gradients) on the embedded HCP data, "
@@ -131,20 +130,15 @@ def render(m: dict) -> str:
         "keys no fit used) and scored against the test runs 5-7 and the training runs 1-4: "
         "mean ± standard deviation over the sets. FCD: 60 s windows (83 TRs), 2 s steps. "
         f"Noise ceiling (FC r of the training against the test runs): "
-        f"{first['test']['ceiling']:.3f}.",
-        "",
+        f"{first['test']['ceiling']:.3f}.", "",
         f"| fit | test FC r | of ceiling | test mean FC (runs' "
         f"{first['test']['empirical_mean_fc']:.3f}) | test FCD KS | train FC r | train mean "
         f"FC (runs' {first['train']['empirical_mean_fc']:.3f}) | fit s |",
         "|---|---|---|---|---|---|---|---|",
-        *(_row(name, results[name], results[name]["scores"]) for name in FITS),
-        "",
-        f"Input gains against the homogeneous fit: test-run FC r {het - homo:+.3f}.",
-        "",
-        "Commands:",
-        "",
-        *(f"- {name}: `{results[name]['command']}`" for name in FITS),
-        "",
+        *(_row(name, results[name], results[name]["scores"]) for name in FITS), "",
+        f"Input gains against the homogeneous fit: test-run FC r {het - homo:+.3f}.", "",
+        "Commands:", "",
+        *(f"- {name}: `{results[name]['command']}`" for name in FITS), "",
         *H.machine(m),
     ]
     return "\n".join(lines) + "\n"

@@ -329,8 +329,7 @@ def render(m: dict) -> str:
                                                   for d, name, c in m["compile"]])]
     if parity is not None:
         out += [
-            "",
-            f"Same workload check: without noise, 500 ms of netdyn and tvboptim trajectories "
+            "", f"Same workload check: without noise, 500 ms of netdyn and tvboptim trajectories "
             f"(float64) differ by at most {parity:.1e} in S. The noisy runs use different "
             "random streams (tvboptim pre-samples an `[n_steps, ...]` array; netdyn draws "
             "`fold_in(key, step)` inside the loop).",

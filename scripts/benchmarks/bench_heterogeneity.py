@@ -348,8 +348,7 @@ def setup_text(settings, budget) -> list[str]:
         f"Bold(period=720, variables='S_e'), duration={s['duration']:g}, dt=1, "
         f"metric='1-r+huber', burn_in={s['burn_in']:g}, realisations={s['realisations']})` "
         "with the exact gradient (through the burn-in), float64, one noise key "
-        "(`jax.random.key(0)`) for every evaluation of both methods (common random numbers).",
-        "",
+        "(`jax.random.key(0)`) for every evaluation of both methods (common random numbers).", "",
         "Parameters, all starting at the homogeneous model: G (the coupling's) and the "
         "log-gains of `nd.InputScaling` on the weights: along the z-scored in-strength and "
         "the training FC's principal gradient (`nd.maps.fc_gradient`) for k = 3; along the "
@@ -811,8 +810,7 @@ def render_linear(lin: dict, command: str) -> list[str]:
               f"{lin['start']['heldout']['summary']['empirical_mean_fc']:.3f}) | saturation | "
               "test FCD KS | train FC r | runs that left the fixed point (largest "
               "departure) | analytic FC r on runs 5-7 | analytic mean FC | fixed point's "
-              "S_e* |",
-              "|---|---|---|---|---|---|---|---|---|---|---|",
+              "S_e* |", "|---|---|---|---|---|---|---|---|---|---|---|",
               _heldout_row("homogeneous start (G 0.49)", lin["start"]["analytic"],
                            lin["start"]["heldout"])]
     for r in lin["results"]:

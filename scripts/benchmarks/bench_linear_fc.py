@@ -348,14 +348,12 @@ def render(m: dict) -> str:
     burn = cfg["burn_in"]
     ei, rww, hopf, hopf_lin = res["rww-ei-fic"], res["rww"], res["hopf"], res["hopf-linear"]
     lines = [
-        "# Analytic FC (`nd.linear_fc`) against simulated FC",
-        "",
+        "# Analytic FC (`nd.linear_fc`) against simulated FC", "",
         f"Written by `{C.command('bench_linear_fc.py', smoke and '--smoke')}` in "
         f"{wall / 60:.1f} min" + (" (**smoke run**: tiny durations, not a measurement)"
                                   if smoke else "") + "".join(
             f"; then `{a['command']}` in {a['wall_seconds'] / 60:.1f} min" for a in added)
-        + ".",
-        "",
+        + ".", "",
         "**What is compared.** `nd.linear_fc(network, monitor)` linearises the network at "
         "its stable fixed point $y^*$ (drift $A$, noise $Q$) and solves the Lyapunov "
         "equation $A S + S A^T + Q = 0$ for the stationary covariance; for `nd.Bold` each "
@@ -373,10 +371,8 @@ def render(m: dict) -> str:
         f"({B * T / 60:.1f} min of signal per point); the FC of each realisation and "
         "their mean. The signal is the one `netdyn fit` compares: the Balloon-Windkessel "
         "BOLD (`nd.Bold(period=720, variables=...)`) of S_e (rww-ei-fic) and S (rww); for "
-        "hopf the 720 ms temporal average of x (`nd.TemporalAverage`, as `--model hopf`).",
-        "",
-        "Columns (FC compared over the upper triangle, i < j):",
-        "",
+        "hopf the 720 ms temporal average of x (`nd.TemporalAverage`, as `--model hopf`).", "",
+        "Columns (FC compared over the upper triangle, i < j):", "",
         "- *abscissa*: the largest real part of the eigenvalues of the neural Jacobian "
         "(per ms); *tau* = -1/abscissa, the slowest mode's time constant.",
         f"- *r(an, sim)*: Pearson r between the analytic FC and the mean FC of the {B} "
@@ -397,32 +393,24 @@ def render(m: dict) -> str:
         "|mean over regions| of one realisation); a run that left the fixed point's "
         "neighbourhood shows here.",
         "- *r(an, data)*, *r(sim, data)*: r of each against the data's FC (`data.fc`, the "
-        "hcp group FC, mean upper triangle 0.348).",
-        "",
-        f"## rww-ei-fic (sigma = {SIGMA['rww-ei-fic']:g}, `netdyn fit`'s)",
-        "",
+        "hcp group FC, mean upper triangle 0.348).", "",
+        f"## rww-ei-fic (sigma = {SIGMA['rww-ei-fic']:g}, `netdyn fit`'s)", "",
         "`nd.presets.rww_ei_fic(weights, lengths, G, sigma)`: excitatory and inhibitory "
         "Wong-Wang populations, feedback inhibition control at 3 Hz. Stable below "
-        "G ~ 0.56.",
-        "",
-        *table(ei["rows"]),
-        "",
+        "G ~ 0.56.", "",
+        *table(ei["rows"]), "",
     ]
     ok, bad = held(ei["rows"])
     lines += [
         "The project's stated target for the analytic FC is r(an, sim) >= 0.95 and "
         "|mean FC difference| <= 0.02 across the stable range of rww-ei-fic. Points where "
-        f"both hold: {_points(ok)}. Points where either does not: {_points(bad)}.",
-        "",
-        _left_text(ei["rows"]),
-        "",
-        _gap_text(ei["rows"]),
-        "",
+        f"both hold: {_points(ok)}. Points where either does not: {_points(bad)}.", "",
+        _left_text(ei["rows"]), "",
+        _gap_text(ei["rows"]), "",
     ]
     if rww["rows"]:
         lines += [
-            f"## rww (sigma = {SIGMA['rww']:g}, the preset's and `netdyn fit`'s)",
-            "",
+            f"## rww (sigma = {SIGMA['rww']:g}, the preset's and `netdyn fit`'s)", "",
             "`nd.presets.rww(weights, lengths, G, sigma)`: single-population Reduced "
             "Wong-Wang. Bistable near its critical coupling: a low-activity branch (mean "
             f"S ~ 0.09) ends in a saddle-node at G_c = {rww['G_c']:.6f}; a high-activity "
@@ -432,11 +420,9 @@ def render(m: dict) -> str:
             "the script finds by Newton's method on `nd.Drift` continued from G = 0.1 and "
             "passes to `nd.linear_fc` as `initial`. From the preset's own initial state "
             "(S = 0.3) `nd.linear_fc` finds: " + "; ".join(
-                f"G {r['G']:.6f}: {r['default_start']}" for r in rww["rows"]) + ".",
-            "",
+                f"G {r['G']:.6f}: {r['default_start']}" for r in rww["rows"]) + ".", "",
             *table(rww["rows"], G_label="tau target (s), G",
-                   G_text=lambda r: f"{r['tau_target']:g} s, {r['G']:.6f}"),
-            "",
+                   G_text=lambda r: f"{r['tau_target']:g} s, {r['G']:.6f}"), "",
         ]
         ok, bad = held(rww["rows"])
         lines += [f"r(an, sim) >= 0.95 and |diff| <= 0.02: {_points(ok, '.6f')}. Either not: "
@@ -444,8 +430,7 @@ def render(m: dict) -> str:
                   _gap_text(rww["rows"], ".6f"), ""]
     if hopf["rows"]:
         lines += [
-            f"## hopf (a = -0.02 /s, sigma = {SIGMA['hopf']:g}, `netdyn fit`'s)",
-            "",
+            f"## hopf (a = -0.02 /s, sigma = {SIGMA['hopf']:g}, `netdyn fit`'s)", "",
             "`nd.presets.hopf(weights, lengths, G, sigma)` (G per second; the network runs "
             "in ms: a' = -2e-5 /ms, G' = G / 1000, sigma' = sigma / sqrt(1000)), diffusive "
             "coupling. The weights are symmetric, so a + G (W - diag(rowsum W)) has the "
@@ -456,25 +441,20 @@ def render(m: dict) -> str:
             "linearisation at the origin drops the cubic term $-|z|^2 z$; *<|z|^2>* is the "
             "simulated mean of $x^2 + y^2$ estimated as twice the variance of the averaged "
             "x (per ms, against |a'| = 2e-5 /ms): where it exceeds |a'|, the cubic "
-            "damping, not a, sets the fluctuations.",
-            "",
-            *table(hopf["rows"], state="<\\|z\\|^2> (1/ms)"),
-            "",
+            "damping, not a, sets the fluctuations.", "",
+            *table(hopf["rows"], state="<\\|z\\|^2> (1/ms)"), "",
         ]
         if hopf_lin["rows"]:
             lines += [
                 f"The same at sigma = {HOPF_LINEAR_SIGMA:g} (one point, for the run time; "
                 "fluctuations small enough for "
                 "the cubic term to be negligible; FC in the linear picture does not depend "
-                "on sigma):",
-                "",
-                *table(hopf_lin["rows"], state="<\\|z\\|^2> (1/ms)"),
-                "",
+                "on sigma):", "",
+                *table(hopf_lin["rows"], state="<\\|z\\|^2> (1/ms)"), "",
             ]
     if res["delays"]:
         lines += [
-            "## Delays",
-            "",
+            "## Delays", "",
             "rww-ei-fic simulated once with the preset's delays (the runs of the table "
             "above, with their keys) and once with the same network without delays "
             "(`nd.Linear(G)` on `nd.DenseGraph(weights)`), with the same noise keys. The "
@@ -482,8 +462,7 @@ def render(m: dict) -> str:
             "of the two analytic FCs in the last column). *no delays − delays*: the paired "
             "difference of the simulated mean FCs (same noise). *left*: the largest |S̄ − S\\*| "
             "of one realisation, with and without delays (above "
-            f"{LEFT_OFFSET:g}: runs left the fixed point).",
-            "",
+            f"{LEFT_OFFSET:g}: runs left the fixed point).", "",
             *H.table(("G", "r(an, sim) delays", "r(an, sim) no delays", "mean FC an",
                       "mean FC sim delays (SE)", "mean FC sim no delays (SE)",
                       "no delays − delays", "r(sim delays, sim no delays)",
@@ -492,38 +471,31 @@ def render(m: dict) -> str:
                 f"{w['mean_fc_analytic']:.3f}",
                 f"{w['mean_fc_sim']:.3f} ({w['mean_fc_sim_se']:.3f})",
                 f"{o['mean_fc_sim']:.3f} ({o['mean_fc_sim_se']:.3f})",
-                f"{o['mean_fc_sim'] - w['mean_fc_sim']:+.4f}",
-                f"{d['r_delays_no_delays']:.4f}",
+                f"{o['mean_fc_sim'] - w['mean_fc_sim']:+.4f}", f"{d['r_delays_no_delays']:.4f}",
                 f"{w['state_offset_max_run']:.3f} / {o['state_offset_max_run']:.3f}",
                 f"{d['analytic_max_diff']:.1e}")
                 for d in res["delays"] for w, o in [(d["with"], d["without"])]]),
             ""]
     t = res["timing"]
     lines += [
-        "## Speed of `nd.linear_fc`",
-        "",
+        "## Speed of `nd.linear_fc`", "",
         f"80-region rww-ei-fic at G = {t['G']:g} with `nd.Bold` (160 neural and 320 "
         "haemodynamic states), float64, compiled with `jax.jit`; seconds per evaluation, "
         f"median (min) of {t['repeats']} interleaved calls after one warm-up; the loss is "
         "`nd.rmse(fc, data.fc)`; the regional gradient is with respect to an 80-vector "
-        "`w_p` (`jax.value_and_grad`).",
-        "",
+        "`w_p` (`jax.value_and_grad`).", "",
         *H.table(("evaluation", "s (median)", "s (min)", "compile s"), [
             (k, f"{t['seconds_median'][k]:.3f}", f"{t['seconds_min'][k]:.3f}",
-             f"{t['compile_seconds'][k]:.1f}") for k in t["seconds_median"]]),
-        "",
+             f"{t['compile_seconds'][k]:.1f}") for k in t["seconds_median"]]), "",
         f"1-minute load average before / after the timings: {t['load_before']} / "
         f"{t['load_after']} (2 cores shared with other jobs). d loss / dG = "
         f"{t['dloss_dG']:.6f}, central difference (h = 1e-5) "
-        f"{t['dloss_dG_central_difference']:.6f}.",
-        "",
+        f"{t['dloss_dG_central_difference']:.6f}.", "",
         f"Simulation wall time per point (all {B} realisations, burn-in included; median "
         "over the points of each model, the first of which includes the compile): "
         + ", ".join(
             f"{m} {np.median(res['sim_seconds'][m]):.0f} s" for m in res["sim_seconds"]
-            if res["sim_seconds"][m]) + ".",
-        "",
-        "Raw numbers: `linear_fc.json`.",
+            if res["sim_seconds"][m]) + ".", "", "Raw numbers: `linear_fc.json`.",
     ]
     peaks = [p for p in (res.get("peak_load"), *(a["peak_load"] for a in added)) if p]
     lines += C.machine_section(m["machine"], m["end_load"], peak=max(peaks, default=None))
@@ -580,8 +552,7 @@ def add_delays(args, couplings) -> dict:
     res["delays"].sort(key=lambda d: d["G"])
     extra = saved.setdefault("added", [])
     extra.append({"command": C.command("bench_linear_fc.py", args.smoke and "--smoke",
-                                       "--add-delays",
-                                       *(f"{G:g}" for G in couplings)),
+                                       "--add-delays", *(f"{G:g}" for G in couplings)),
                   "wall_seconds": time.perf_counter() - t0, "load_end": C.loadavg(),
                   "peak_load": C.peak_load()})
     return _plain(saved)

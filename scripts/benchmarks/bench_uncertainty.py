@@ -325,8 +325,7 @@ def report(data: dict) -> str:
     lines = [
         "# Coverage of `nd.uncertainty`'s intervals for a known G*", "",
         f"`{C.command('bench_uncertainty.py', *argv)}`: {data['wall_seconds'] / 60:.1f} min wall "
-        "time.",
-        "",
+        "time.", "",
         *_table("Settings", ("setting", "value"), [
             one("model", "`nd.LinearDynamics`, `nd.DelayedLinear(G)`, `nd.AdditiveNoise`"),
             one("nodes", "{NODES}, embedded `hcp` ({labels})"),
@@ -347,8 +346,7 @@ def report(data: dict) -> str:
             one("repetitions (with fresh-key Hessians); seed", "{reps} ({diagnose}); {seed}")]),
         f"{names[0]}: `nd.uncertainty(loss, ...)` on the fit's rmse `FcLoss`, which it squares; "
         f"{names[1]}: on `AsIs(loss)`, expanded as the root (why: `nd.uncertainty`'s docstring).",
-        "",
-        *_table("Coverage: hits / data sets = rate [Wilson 95 %]", ("", *names), [
+        "", *_table("Coverage: hits / data sets = rate [Wilson 95 %]", ("", *names), [
             both(f"{100 * p['LEVEL']:g} % interval holds G*", "**{rate}**"),
             both("`valid`", "{valid} / {M}"),
             both("noise alone: t({kd}) x noise_sd holds G*", "{noise_alone_rate}"),
@@ -463,12 +461,10 @@ def loss_report(m: dict) -> str:
         f" in {m['wall_seconds']:.0f} s. The problem of "
         f"`uncertainty.md` (a noisy linear network on 10 regions, known G* = {G_TRUE}, data "
         f"sets of {RUNS} runs of {DURATION / 1000:g} s, fit from {START} G*, {NOISE_KEYS} "
-        f"fresh noise keys, each run left out), with `nd.FcLoss(..., metric=\"{metric}\")`.",
-        "",
+        f"fresh noise keys, each run left out), with `nd.FcLoss(..., metric=\"{metric}\")`.", "",
         *H.table(("level", "intervals holding G*", "coverage", "95 % CI of the coverage"), [
             (level, f"{c['hits']}/{reps}", f"{c['coverage']:.3f}",
-             f"[{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]") for level, c in s["levels"].items()]),
-        "",
+             f"[{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]") for level, c in s["levels"].items()]), "",
         "| | |", "|---|---|", *(f"| {a} | {b} |" for a, b in [
             ("valid (at a minimum)", f"{s['valid']}/{reps}"),
             ("fitted G: mean, spread (sd over data sets)",

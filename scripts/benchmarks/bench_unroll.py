@@ -135,8 +135,7 @@ def render(m: dict) -> str:
         f"`nd.HrfBold(period={PERIOD:g}, interim={DT:g})` computed in the loop."
     )
     out += [
-        "",
-        "*forward*: `G -> BOLD` under `nd.NoRemat(unroll=u)`. *gradient*: "
+        "", "*forward*: `G -> BOLD` under `nd.NoRemat(unroll=u)`. *gradient*: "
         f"`jax.value_and_grad` of `mean(BOLD**2)` with respect to G under "
         f"`nd.Uniform({BLOCK}, unroll=u)`. Steady-state time of compiled calls, best of "
         f"{repeats} calls interleaved in random order between all rows, in one process; "

@@ -208,8 +208,7 @@ def render(m: dict) -> str:
         out.append(f"| `{trick}` | {name} | {on[0]:.2f} | {on[1]:.2f} | {off[0]:.2f} | "
                    f"{off[1]:.2f} | {ratio:.2f} | {diff:.1e} |")
     out += [
-        "",
-        "BOLD of the reference forward at `unroll=2` bit-identical to `unroll=1`: "
+        "", "BOLD of the reference forward at `unroll=2` bit-identical to `unroll=1`: "
         f"{'yes' if same_unroll['on'] else 'no'} with `keep_apart`, "
         f"{'yes' if same_unroll['off'] else 'no'} without.",
     ]
