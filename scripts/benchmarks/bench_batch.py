@@ -133,12 +133,11 @@ def render(m: dict) -> str:
         "- *netdyn, per-member graph*: the weights passed batched too, without `batch_last`:",
         "  the plain `vmap` (batch-first).",
         "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.", "",
-        "| B | program | M network-steps/s | s per call | XLA temp MB | compile s | max abs diff |",
-        "|---|---|---|---|---|---|---|",
+        *H.table(("B", "program", "M network-steps/s", "s per call", "XLA temp MB",
+                  "compile s", "max abs diff"),
+                 [(B, tool, f"{rate / 1e6:.3f}", f"{s:.3f}", f"{C.mb(t):.1f}", f"{c:.1f}",
+                   f"{d:.1e}") for B, tool, rate, s, t, c, d in rows]),
     ]
-    for B, tool, rate, s, t, c, d in rows:
-        lines.append(f"| {B} | {tool} | {rate / 1e6:.3f} | {s:.3f} | {C.mb(t):.1f} | {c:.1f} "
-                     f"| {d:.1e} |")
     by = {(B, tool): rate for B, tool, rate, *_ in rows}
     shared = [(B, by[(B, "netdyn, shared graph")]) for B in m["batches"]]
     lines += ["", "## Ratios (same run)", ""]

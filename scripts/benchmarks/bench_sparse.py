@@ -247,19 +247,13 @@ def render(m: dict) -> str:
         "stochastic Heun, dt = 1 ms, `TemporalAverage(100 ms)`; gradient of the mean squared "
         "average with respect to G (`NoRemat`). Density = fraction of the N² entries kept "
         "(the strongest); `max |diff|` compares the dense and sparse outputs.", "",
-        "| graph | N | density | edges | dense fwd | sparse fwd | speed-up | dense grad "
-        "| sparse grad | speed-up | max \\|diff\\| |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in m["end_to_end"]:
-        grad = ("—", "—", "—")
-        if "dense_grad" in r:
-            grad = (f"{r['dense_grad']:.1f}", f"{r['sparse_grad']:.1f}",
-                    f"{r['dense_grad'] / r['sparse_grad']:.2f}x")
-        lines.append(f"| {r['graph']} | {r['n']} | {r['density']:.0%} | {r['edges']} | "
-                     f"{r['dense']:.1f} | {r['sparse']:.1f} | {r['dense'] / r['sparse']:.2f}x | "
-                     f"{grad[0]} | {grad[1]} | {grad[2]} | {r['max_diff']:.1e} |")
-    lines += [
+        *H.table(("graph", "N", "density", "edges", "dense fwd", "sparse fwd", "speed-up",
+                  "dense grad", "sparse grad", "speed-up", "max \\|diff\\|"), [
+            (r["graph"], r["n"], f"{r['density']:.0%}", r["edges"], f"{r['dense']:.1f}",
+             f"{r['sparse']:.1f}", f"{r['dense'] / r['sparse']:.2f}x",
+             *((f"{r['dense_grad']:.1f}", f"{r['sparse_grad']:.1f}",
+                f"{r['dense_grad'] / r['sparse_grad']:.2f}x") if "dense_grad" in r
+               else ("—",) * 3), f"{r['max_diff']:.1e}") for r in m["end_to_end"]]),
         "", "## The weighted sum over in-edges, four formulations (bare scan), µs per step", "",
         "Delayed gather (flat index into the `[rows * N, 1]` buffer) + weighted sum + a "
         "trivial update and the buffer roll, no dynamics or noise. `K` = largest in-degree "

@@ -146,21 +146,15 @@ def render(m: dict) -> str:
         "the gradient to `unroll=1`'s.",
     ]
     out += H.machine(m)
-    out += ["", "## Results", ""]
-    out.append(
-        "| dtype | unroll | forward µs/step (best) | median | forward ratio "
-        "| gradient s (best) | median | gradient ratio | compile fwd s | compile grad s "
-        "| temp MB | BOLD = unroll 1 | Δgrad |"
-    )
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        out.append(
-            f"| {r['dtype']} | {r['unroll']} | {r['fwd_us']:.2f} | {r['fwd_med_us']:.2f} "
-            f"| {r['fwd_ratio']:.2f} | {r['grad_s']:.3f} | {r['grad_med_s']:.3f} "
-            f"| {r['grad_ratio']:.2f} | {r['compile_fwd']:.2f} | {r['compile_grad']:.2f} "
-            f"| {r['temp_mb']:.2f} | {'yes' if r['identical'] else 'NO'} "
-            f"| {r['grad_rel']:.1e} |"
-        )
+    out += ["", "## Results", "", *H.table(
+        ("dtype", "unroll", "forward µs/step (best)", "median", "forward ratio",
+         "gradient s (best)", "median", "gradient ratio", "compile fwd s", "compile grad s",
+         "temp MB", "BOLD = unroll 1", "Δgrad"),
+        [(r["dtype"], r["unroll"], f"{r['fwd_us']:.2f}", f"{r['fwd_med_us']:.2f}",
+          f"{r['fwd_ratio']:.2f}", f"{r['grad_s']:.3f}", f"{r['grad_med_s']:.3f}",
+          f"{r['grad_ratio']:.2f}", f"{r['compile_fwd']:.2f}", f"{r['compile_grad']:.2f}",
+          f"{r['temp_mb']:.2f}", "yes" if r["identical"] else "NO", f"{r['grad_rel']:.1e}")
+         for r in rows])]
     out += ["", "## Reading", ""]
     for dtype_name in m["dtypes"]:
         rs = [r for r in rows if r["dtype"] == dtype_name and r["unroll"] != 1]

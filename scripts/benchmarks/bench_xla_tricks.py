@@ -200,13 +200,11 @@ def render(m: dict) -> str:
         "best times; *max abs diff*: largest difference between the outputs of the two."
     )
     out += H.machine(m)
-    out += ["", "## Results", ""]
-    out.append("| trick | workload | on µs/step (best) | median | off µs/step (best) | median "
-               "| off / on | max abs diff |")
-    out.append("|---|---|---|---|---|---|---|---|")
-    for trick, name, on, off, ratio, diff in m["rows"]:
-        out.append(f"| `{trick}` | {name} | {on[0]:.2f} | {on[1]:.2f} | {off[0]:.2f} | "
-                   f"{off[1]:.2f} | {ratio:.2f} | {diff:.1e} |")
+    out += ["", "## Results", "", *H.table(
+        ("trick", "workload", "on µs/step (best)", "median", "off µs/step (best)", "median",
+         "off / on", "max abs diff"),
+        [(f"`{trick}`", name, f"{on[0]:.2f}", f"{on[1]:.2f}", f"{off[0]:.2f}", f"{off[1]:.2f}",
+          f"{ratio:.2f}", f"{diff:.1e}") for trick, name, on, off, ratio, diff in m["rows"]])]
     out += [
         "", "BOLD of the reference forward at `unroll=2` bit-identical to `unroll=1`: "
         f"{'yes' if same_unroll['on'] else 'no'} with `keep_apart`, "
