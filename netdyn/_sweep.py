@@ -159,6 +159,44 @@ def _evaluate(fn, where, several: bool, static, arrays, params):
     return jax.vmap(one)(params)
 
 
+def _batch_runner(fn, where, several: bool, model, points: list, devices,
+                  batch_size: int | None, max_bytes: int | None):
+    """``(batch, run)``: the grid points per batch (``batch_size`` rounded up to whole
+    devices, or the largest that fits in ``max_bytes``) and ``run(index)``, ``fn`` at
+    the points ``index`` of ``points``, split across ``devices`` (``None``: all)."""
+    devices = list(jax.devices() if devices is None else devices)
+    if not devices:
+        raise ValueError("devices must not be empty.")
+    n_points, n_devices = len(points[0]), len(devices)
+    split, replicated = batch_shardings(devices)
+    arrays, static = eqx.partition(model, eqx.is_array)
+    arrays = jax.tree.map(lambda x: global_array(x, replicated), arrays)
+
+    def batch_params(index):
+        return tuple(global_array(np.ascontiguousarray(p[index]), split) for p in points)
+
+    def compile_at(batch):
+        index = padded_index(min(batch, n_points), batch)
+        compiled = _evaluate.lower(fn, where, several, static, arrays,
+                                   batch_params(index)).compile()
+
+        def run(arrays, params):
+            return compiled(fn, where, several, static, arrays, params)
+
+        return run, program_bytes(compiled.compiled)
+
+    if batch_size is None:
+        budget = int(0.8 * free_bytes(devices)) if max_bytes is None else int(max_bytes)
+        batch, evaluate = fitting_batch(compile_at, n_points, n_devices, budget)
+    else:
+        batch = math.ceil(min(int(batch_size), n_points) / n_devices) * n_devices
+
+        def evaluate(arrays, params):
+            return _evaluate(fn, where, several, static, arrays, params)
+
+    return batch, lambda index: evaluate(arrays, batch_params(index))
+
+
 def sweep(
     fn: Callable[[Any], PyTree[ArrayLike]],
     model: Any,
@@ -240,49 +278,20 @@ def sweep(
     grid = _grid_values(values, several, len(nodes))
     grid_shape = tuple(v.shape[0] for v in grid)
     n_points = math.prod(grid_shape)
-
-    devices = list(jax.devices() if devices is None else devices)
-    if not devices:
-        raise ValueError("devices must not be empty.")
-    n_devices = len(devices)
     _check_sizes(batch_size, max_bytes)
 
     # Flat list of grid points (row-major, as numpy.ndindex).
     axes = np.indices(grid_shape).reshape(len(grid_shape), -1)
     points = [v[a] for v, a in zip(grid, axes)]
-    split, replicated = batch_shardings(devices)
-    arrays, static = eqx.partition(model, eqx.is_array)
-    arrays = jax.tree.map(lambda x: global_array(x, replicated), arrays)
-
-    def evaluate(arrays, params):
-        return _evaluate(fn, where, several, static, arrays, params)
-
-    def batch_params(index):
-        return tuple(global_array(np.ascontiguousarray(p[index]), split) for p in points)
-
-    def compile_at(batch):
-        index = padded_index(min(batch, n_points), batch)
-        compiled = _evaluate.lower(fn, where, several, static, arrays,
-                                   batch_params(index)).compile()
-
-        def run(arrays, params):
-            return compiled(fn, where, several, static, arrays, params)
-
-        return run, program_bytes(compiled.compiled)
-
-    if batch_size is None:
-        budget = int(0.8 * free_bytes(devices)) if max_bytes is None else int(max_bytes)
-        batch, run = fitting_batch(compile_at, n_points, n_devices, budget)
-    else:
-        batch = math.ceil(min(int(batch_size), n_points) / n_devices) * n_devices
-        run = evaluate
+    batch, run = _batch_runner(fn, where, several, model, points, devices, batch_size,
+                               max_bytes)
     index = padded_index(n_points, batch)  # padded to whole batches
     n_batches = len(index) // batch
 
     start = time.perf_counter()
     chunks = []
     for b in range(n_batches):
-        out = run(arrays, batch_params(index[b * batch : (b + 1) * batch]))
+        out = run(index[b * batch : (b + 1) * batch])
         chunks.append(jax.tree.map(host_array, out))
         if progress:
             _report(sys.stderr, b + 1, n_batches, min((b + 1) * batch, n_points), start)

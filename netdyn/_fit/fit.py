@@ -69,40 +69,32 @@ def fit(
       deterministic function of the parameters).
     - ``redraw``: pass ``jax.random.fold_in(key, step)`` at step ``step`` instead (fresh
       noise each step; a resumed fit draws the same keys).
-    - ``on_nonfinite``: what to do when the loss, the gradient or the updated parameters
-      are NaN or infinite. Such a step is never applied, and parameters at which the
-      loss is not finite are never kept: the fit goes back to the *last good* state (the
-      latest parameters and optimizer state at which the loss and gradient were finite,
-      usually those of the previous step). ``"stop"``: raise ``FitDivergedError``, whose
-      ``model`` (and the checkpoint) hold the last good parameters; a resume restarts
-      from there (e.g. after lowering the learning rate). ``"skip"``: continue
-      from the last good state; with a fixed ``key`` the same step fails again, so
-      skipping mostly helps with ``redraw=True``.
-    - ``checkpoint``: an ``nd.Checkpoint(path, every=10, resume=False)``, or a file path
-      (``Checkpoint(path)``), or ``None``. The fit's state is saved to ``path`` every
-      ``every`` steps, at the end, on an interruption and before raising
-      ``FitDivergedError`` (see ``Checkpoint``); ``resume=True`` continues from it, bit
-      for bit. In the main thread, Ctrl-C (SIGINT) is held back while the fit runs: the
-      step in progress completes, is saved, and ``KeyboardInterrupt`` is raised after it;
-      more Ctrl-C within 2 s cannot break that save (one later raises at once).
-    - ``callback``: called after each step with the history row as a ``dict``
-      (``step``, ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, and the
-      parameter values by name). An exception it raises stops the fit (after saving the
-      checkpoint).
+    - ``on_nonfinite``: when the loss, the gradient or the updated parameters are NaN or
+      infinite, the step is not applied and the fit goes back to the *last good* state
+      (the latest parameters and optimizer state with a finite loss and gradient).
+      ``"stop"``: raise ``FitDivergedError``, whose ``model`` (and the checkpoint, from
+      which a resume restarts, e.g. at a lower learning rate) holds them. ``"skip"``:
+      continue from there (with a fixed ``key`` the same step fails again: mostly useful
+      with ``redraw=True``).
+    - ``checkpoint``: ``nd.Checkpoint(path, every=10, resume=False)``, a file path
+      (``Checkpoint(path)``) or ``None``: where the fit's state is saved, how often, and
+      whether to continue from it, bit for bit (see ``Checkpoint``). Ctrl-C in the main
+      thread lets the step in progress complete and be saved, then raises
+      ``KeyboardInterrupt`` (more Ctrl-C within 2 s cannot break that save).
+    - ``callback``: called after each step with the history row as a ``dict`` (``step``,
+      ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, the parameter
+      values by name). An exception it raises stops the fit (after saving the checkpoint).
     - ``progress``: print a progress line to stderr (see ``Progress``).
     - ``keep``: ``"last"`` returns the parameters after the last update; ``"best"`` those
-      of the history row with the lowest finite loss (the parameters at which that loss
-      was evaluated). With common random numbers the loss is a deterministic function of
-      the parameters, so the best row is a fair choice when the optimizer oscillates
-      around a steep optimum.
+      of the history row with the lowest finite loss (with common random numbers, a fair
+      choice when the optimizer oscillates around a steep optimum).
 
     **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced
     by their final (or best) values (arrays), and a ``FitHistory`` with one row per step.
 
     **Raises**: ``ValueError`` for a ``where`` that selects nothing, a static field or a
-    non-floating leaf, bounds that do not match or exclude the initial value,
-    ``steps < 1``, a ``loss_fn`` that does not return a scalar; ``FitDivergedError``
-    (``on_nonfinite="stop"``).
+    non-floating leaf, bounds that do not match or exclude the initial value, ``steps <
+    1``, a ``loss_fn`` that does not return a scalar; ``FitDivergedError`` (``"stop"``).
 
     ```python
     loss_fn = nd.FcLoss(data.fc, nd.Heun(remat=nd.Uniform(1000)),
@@ -116,17 +108,14 @@ def fit(
     """
     if keep not in ("last", "best"):
         raise ValueError(f"keep must be 'last' or 'best', got {keep!r}.")
-    options = FitOptions(
-        steps=steps, bounds=bounds, key=key, redraw=redraw, on_nonfinite=on_nonfinite,
-        checkpoint=checkpoint, callback=callback, progress=progress,
-    )
+    options = FitOptions(steps=steps, bounds=bounds, key=key, redraw=redraw,
+                         on_nonfinite=on_nonfinite, checkpoint=checkpoint,
+                         callback=callback, progress=progress)
     params = prepare(model, loss_fn, optimizer, where, options)
     xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,
                          options=options, x0=[as_float_array(v) for v in params.values])
     fitted = params.set(model, xs)
-    if keep == "best":
-        fitted = _best_row(fitted, history, params)
-    return fitted, history
+    return (_best_row(fitted, history, params) if keep == "best" else fitted), history
 
 
 def _best_row(fitted, history: FitHistory, params: FittedParameters):
