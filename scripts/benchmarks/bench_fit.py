@@ -208,8 +208,7 @@ def _regions(folder: Path, plan, report) -> dict | None:
     low = np.argsort(row_sim)[:8]
     return {"weakest": [str(labels[i]) for i in low],
             "ranks": [int((strength < strength[i]).sum()) + 1 for i in low],
-            "n": int(target.shape[0]),
-            "r_sim": float(np.corrcoef(row_sim, strength)[0, 1]),
+            "n": int(target.shape[0]), "r_sim": float(np.corrcoef(row_sim, strength)[0, 1]),
             "r_emp": float(np.corrcoef(row_emp, strength)[0, 1])}
 
 

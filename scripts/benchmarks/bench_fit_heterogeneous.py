@@ -137,8 +137,7 @@ def render(m: dict) -> str:
         "|---|---|---|---|---|---|---|---|",
         *(_row(name, results[name], results[name]["scores"]) for name in FITS), "",
         f"Input gains against the homogeneous fit: test-run FC r {het - homo:+.3f}.", "",
-        "Commands:", "",
-        *(f"- {name}: `{results[name]['command']}`" for name in FITS), "",
+        "Commands:", "", *(f"- {name}: `{results[name]['command']}`" for name in FITS), "",
         *H.machine(m),
     ]
     return "\n".join(lines) + "\n"

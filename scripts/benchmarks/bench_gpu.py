@@ -259,10 +259,8 @@ def forward_section(child, data, deadline):
             "tool": "tvboptim" if name == "tvboptim" else "netdyn",
             "unroll": None if name == "tvboptim" else int(name.split("=")[1]),
             "us_best": min(ts) / n_steps * 1e6,
-            "us_median": float(np.median(ts)) / n_steps * 1e6,
-            "calls": len(ts),
-            "compile_s": compile_s[name],
-            "identical": None if name == "tvboptim" or ref is None
+            "us_median": float(np.median(ts)) / n_steps * 1e6, "calls": len(ts),
+            "compile_s": compile_s[name], "identical": None if name == "tvboptim" or ref is None
             else bool(np.array_equal(out, ref)),
         })
         print(f"[{child.dtype}] forward {name}: {min(ts) / n_steps * 1e6:.2f} µs/step",
@@ -313,16 +311,11 @@ def gradient_section(child, data, deadline):
         value, g = outputs[(label, "grad")]
         ts = times[(label, "grad")]
         child.results["gradient"].append({
-            "label": label,
-            "tool": "tvboptim" if label.startswith("tvboptim") else "netdyn",
-            "grad_s": min(ts),
-            "grad_median_s": sorted(ts)[len(ts) // 2],
-            "calls": len(ts),
+            "label": label, "tool": "tvboptim" if label.startswith("tvboptim") else "netdyn",
+            "grad_s": min(ts), "grad_median_s": sorted(ts)[len(ts) // 2], "calls": len(ts),
             "fwd_s": fwd.get("tvboptim" if label.startswith("tvboptim") else "NoRemat"),
             "temp_mb": exe.memory_analysis().temp_size_in_bytes / 1e6,
-            "compile_s": compile_s[(label, "grad")],
-            "loss": float(value),
-            "grad": float(g),
+            "compile_s": compile_s[(label, "grad")], "loss": float(value), "grad": float(g),
         })
         print(f"[{child.dtype}] gradient {label}: {min(ts):.3f} s, "
               f"{child.results['gradient'][-1]['temp_mb']:.2f} MB", flush=True)
@@ -615,8 +608,7 @@ def settle(args) -> None:
     defaults = SMOKE if args.smoke else {"forward_seconds": 10.0, "grad_seconds": 60.0,
                                          "unrolls": UNROLLS, "batches": BATCHES,
                                          "batch_seconds": 10.0, "budget": 420.0,
-                                         "netdyn_grad": NETDYN_GRAD,
-                                         "tvboptim_grad": TVBO_GRAD}
+                                         "netdyn_grad": NETDYN_GRAD, "tvboptim_grad": TVBO_GRAD}
     for k, v in defaults.items():
         if getattr(args, k) is None:
             setattr(args, k, v)

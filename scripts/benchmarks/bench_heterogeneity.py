@@ -166,8 +166,7 @@ class Trace:
                 "first_call": self.points[0]["t"] if self.points else None,
                 "failed": self.failed, "best_loss": self.best,
                 "best_at": self.best_metrics.get("t"), "fit_r": self.best_metrics.get("fc_r"),
-                "best_theta": self.best_theta,
-                "trace": self.points}
+                "best_theta": self.best_theta, "trace": self.points}
 
 
 def gradient_fit(net, loss_fn, key, k: int, budget: float) -> dict:
@@ -651,8 +650,7 @@ def heldout_sets(net, heldout_loss, theta, train, test, s: dict, fixed_se=None) 
             return {"error": type(e).__name__}
         if not np.all(np.isfinite(x)):
             return {"error": "non-finite signal"}
-        sets.append({"test": nd.score_runs(x, test, train=train, fcd_window=window,
-                                           fcd_step=step),
+        sets.append({"test": nd.score_runs(x, test, train=train, fcd_window=window, fcd_step=step),
                      "train": nd.score_runs(x, train), "seconds": time.perf_counter() - t})
         if fixed_se is not None:
             departure = np.max(np.abs(np.asarray(states(model, key)).mean(axis=1)
@@ -861,8 +859,7 @@ def render_linear(lin: dict, command: str) -> list[str]:
         f"which some region's mean S_e over the run lies more than {LEFT} from the fixed "
         "point S_e* that the analytic FC linearises at, and the largest such departure. "
         "*Fixed point's S_e**: its range over regions (the FIC's balanced state holds every "
-        "region at 0.161, 3 Hz).", "",
-        "### Machine (analytic loss)", "",
+        "region at 0.161, 3 Hz).", "", "### Machine (analytic loss)", "",
         f"- CPUs the process could use: {lin.get('cpus', '?')} (`taskset`: on this shared "
         "machine, with the 1-minute load above 2, the analytic loss's value and gradient "
         "took 0.10 s (median, 40 calls; at most 0.13 s) on one pinned core against 0.18-0.25 "

@@ -37,8 +37,7 @@ DT = 1.0  # ms
 FULL = {
     "realisations": 8,
     "duration": 313 * TR,  # 225.36 s each: 8 x 225.36 s = 30.05 min of BOLD per point
-    "burn_in": {"rww-ei-fic": 42 * TR, "rww": 84 * TR, "hopf": 42 * TR,
-                "hopf-linear": 210 * TR},
+    "burn_in": {"rww-ei-fic": 42 * TR, "rww": 84 * TR, "hopf": 42 * TR, "hopf-linear": 210 * TR},
     "ei_G": (0.2, 0.3, 0.4, 0.45, 0.49, 0.51, 0.53, 0.55),
     "rww_tau": (0.2, 0.5, 1.0, 2.0, 4.0),  # s: slowest-mode time constants on the low branch
     "hopf_G": (0.1, 0.25, 0.5, 1.0, 2.0),  # per second, as presets.hopf and --G take it
@@ -252,8 +251,7 @@ def timings(models: Models, data, repeats: int) -> dict:
     fns = {
         "value (FC)": (jax.jit(lambda G: nd.linear_fc(with_G(G), monitor).fc), (G,)),
         "value + gradient wrt G": (jax.jit(jax.value_and_grad(loss_G)), (G,)),
-        f"value + gradient wrt {n} regional w_p": (jax.jit(jax.value_and_grad(loss_wp)),
-                                                    (wp,)),
+        f"value + gradient wrt {n} regional w_p": (jax.jit(jax.value_and_grad(loss_wp)), (wp,)),
     }
     load_before = C.loadavg()
     compiled, compile_s = {}, {}
@@ -397,16 +395,14 @@ def render(m: dict) -> str:
         f"## rww-ei-fic (sigma = {SIGMA['rww-ei-fic']:g}, `netdyn fit`'s)", "",
         "`nd.presets.rww_ei_fic(weights, lengths, G, sigma)`: excitatory and inhibitory "
         "Wong-Wang populations, feedback inhibition control at 3 Hz. Stable below "
-        "G ~ 0.56.", "",
-        *table(ei["rows"]), "",
+        "G ~ 0.56.", "", *table(ei["rows"]), "",
     ]
     ok, bad = held(ei["rows"])
     lines += [
         "The project's stated target for the analytic FC is r(an, sim) >= 0.95 and "
         "|mean FC difference| <= 0.02 across the stable range of rww-ei-fic. Points where "
         f"both hold: {_points(ok)}. Points where either does not: {_points(bad)}.", "",
-        _left_text(ei["rows"]), "",
-        _gap_text(ei["rows"]), "",
+        _left_text(ei["rows"]), "", _gap_text(ei["rows"]), "",
     ]
     if rww["rows"]:
         lines += [
@@ -449,8 +445,7 @@ def render(m: dict) -> str:
                 f"The same at sigma = {HOPF_LINEAR_SIGMA:g} (one point, for the run time; "
                 "fluctuations small enough for "
                 "the cubic term to be negligible; FC in the linear picture does not depend "
-                "on sigma):", "",
-                *table(hopf_lin["rows"], state="<\\|z\\|^2> (1/ms)"), "",
+                "on sigma):", "", *table(hopf_lin["rows"], state="<\\|z\\|^2> (1/ms)"), "",
             ]
     if res["delays"]:
         lines += [

@@ -430,8 +430,7 @@ def render_main(m) -> list[str]:
         out += [
             "", "tvboptim's rows against their exact counterpart `tvboptim(K,sub=D)`: the same "
             "blocks and noise stream, `HRFBold` with a `SubSampling(D)` downsample applied "
-            "after the solve, no truncation.", "",
-            *counterparts,
+            "after the solve, no truncation.", "", *counterparts,
         ]
     return [*out, "", "![remat benchmark](remat.png)"]
 
@@ -478,8 +477,7 @@ def plot(m, out):
                    color="C3" if tool else "C2" if balloon else "C0", zorder=3)
         ax.annotate(r["label"], (r["grad"], mb(r["temp_bytes"])), textcoords="offset points",
                     xytext=(4, 3), fontsize=6)
-    ax.set(xscale="log", yscale="log", xlabel="gradient time (s)",
-           ylabel="XLA temp memory (MB)",
+    ax.set(xscale="log", yscale="log", xlabel="gradient time (s)", ylabel="XLA temp memory (MB)",
            title="All rows (circles: netdyn, squares: @balloon, triangles: tvboptim)")
     fig.suptitle(f"Remat strategies, reference workload ({n_steps} steps)")
     fig.tight_layout()

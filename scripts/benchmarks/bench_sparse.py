@@ -89,8 +89,7 @@ def best_of(fns, repeats):
 def network(graph):
     return nd.Network(
         dynamics=nd.ReducedWongWang(w=0.5, I_o=0.32),
-        coupling=nd.DelayedLinear(G=0.5),
-        graph=graph,
+        coupling=nd.DelayedLinear(G=0.5), graph=graph,
         noise=nd.AdditiveNoise(sigma=0.00283),
     )
 

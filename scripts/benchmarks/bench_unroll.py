@@ -45,14 +45,9 @@ def bold_fn(w, lengths, dtype, seconds, remat):
 
     def bold(G):
         sol = nd.simulate(
-            eqx.tree_at(lambda n: n.coupling.G, net, G),
-            nd.Heun(remat=remat),
-            t0=0.0,
-            t1=seconds * 1000.0,
-            dt=DT,
-            monitors={"bold": nd.HrfBold(period=PERIOD, interim=DT)},
-            key=jax.random.key(0),
-            history=y0,
+            eqx.tree_at(lambda n: n.coupling.G, net, G), nd.Heun(remat=remat), t0=0.0,
+            t1=seconds * 1000.0, dt=DT, monitors={"bold": nd.HrfBold(period=PERIOD, interim=DT)},
+            key=jax.random.key(0), history=y0,
         )
         return sol["bold"]
 
@@ -100,14 +95,10 @@ def measure(args) -> dict:
             f, g = best[(dtype_name, "forward", u)], best[(dtype_name, "gradient", u)]
             bold, grad = outputs[(dtype_name, u)]
             rows.append({
-                "dtype": dtype_name,
-                "unroll": u,
-                "fwd_us": f / n_steps * 1e6,
+                "dtype": dtype_name, "unroll": u, "fwd_us": f / n_steps * 1e6,
                 "fwd_med_us": median[(dtype_name, "forward", u)] / n_steps * 1e6,
-                "fwd_ratio": f / f1,
-                "grad_s": g,
-                "grad_med_s": median[(dtype_name, "gradient", u)],
-                "grad_ratio": g / g1,
+                "fwd_ratio": f / f1, "grad_s": g,
+                "grad_med_s": median[(dtype_name, "gradient", u)], "grad_ratio": g / g1,
                 "compile_fwd": compile_s[(dtype_name, u)][0],
                 "compile_grad": compile_s[(dtype_name, u)][1],
                 "temp_mb": temp_mb[(dtype_name, u)],

@@ -45,8 +45,7 @@ BATCH = 64
 PLAIN = {
     "fold_in_normal": lambda key, step, shape, dtype: jax.random.normal(
         jax.random.fold_in(key, step), shape, dtype
-    ),
-    "materialise": lambda x, token: x,
+    ), "materialise": lambda x, token: x,
     "materialise_linear": lambda x: x,
     "row_sums": lambda x: jnp.sum(x, axis=-1),
     "pairwise_sum": lambda x, axis: jnp.sum(x, axis=axis),
