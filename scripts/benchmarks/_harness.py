@@ -74,6 +74,11 @@ def num(x, spec: str = ".3f", missing: str = "–") -> str:
     return missing if x is None or not math.isfinite(x) else format(x, spec)
 
 
+def pm(pair, digits: int = 3, missing: str = "–") -> str:
+    """``(mean, sd)`` as ``"mean ± sd"`` with ``digits`` decimals, or ``missing`` for ``None``."""
+    return missing if pair is None else f"{pair[0]:.{digits}f} ± {pair[1]:.{digits}f}"
+
+
 def table(head, rows) -> list[str]:
     """A Markdown table's lines: the header cells ``head``, then one line per row of cells."""
     return [f"| {' | '.join(map(str, head))} |", "|" + "---|" * len(head),

@@ -81,10 +81,7 @@ def _row(name: str, fit: dict, scores: dict) -> str:
     s = scores["summary"]
 
     def cell(key, digits=3):
-        if key not in s:
-            return "-"
-        m, sd = s[key]
-        return f"{m:.{digits}f} ± {sd:.{digits}f}"
+        return H.pm(s.get(key), digits, "-")
 
     # A reused fit: the search for the start and the fit, as its params.json says.
     seconds = (f"{fit['seconds']:.0f}" if fit["seconds"] is not None else

@@ -719,10 +719,7 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
 
 
 def _ms(summary: dict, key: str, digits: int = 3) -> str:
-    if key not in summary:
-        return "–"
-    m, sd = summary[key]
-    return f"{m:.{digits}f} ± {sd:.{digits}f}"
+    return H.pm(summary.get(key), digits)
 
 
 def _heldout_row(name: str, analytic: dict, held: dict) -> str:
