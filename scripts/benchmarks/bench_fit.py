@@ -463,14 +463,11 @@ def render(res: dict) -> str:
             "imports and compilation included); each stage from the line the command prints "
             "as it enters it, the error bars and the profile from `params.json`. Wall clock "
             f"of the whole command: **{res['wall']:.0f} s**.\n")
-        add("| stage | wall clock |\n|---|---|")
-        for label, sec in res["stages"]:
-            if label == "held-out check":
-                label += f" ({held}, simulated)"
-            elif label == "the other steps":
-                label = f"steps 2-{report['steps']}"
-            add(f"| {label} | {sec:.0f} s |")
-        add(f"| **whole command** | **{res['wall']:.0f} s** |")
+        names = {"held-out check": f"held-out check ({held}, simulated)",
+                 "the other steps": f"steps 2-{report['steps']}"}
+        lines += H.table(("stage", "wall clock"), [
+            *((names.get(label, label), f"{sec:.0f} s") for label, sec in res["stages"]),
+            ("**whole command**", f"**{res['wall']:.0f} s**")])
         if "quick_wall" in res:
             q = res["quick_report"]
             add(f"| netdyn fit --quick: {res['quick_wall']:.0f} s (another process, into a "
@@ -588,14 +585,12 @@ def render(res: dict) -> str:
         "realisations'). Its samples after the burn-in score exactly what `params.json` "
         f"says for that set (FC r {report['heldout_each'][0]['fc_r']:.4f}; checked); "
         f"{res['check_seconds']:.0f} s.\n")
-    add("| from | window | mean FC | FC r, training | FC r, test | pairs > 0.9 |")
-    add("|---|---|---|---|---|---|")
-    for row in st:
-        start = row["burn_in_samples"] * s["tr"] / 1000
-        w = row["window"] * WINDOW / 1000
-        add(f"| {'t = 0' if start == 0 else f'burn-in end ({start:g} s)'} | {w:g}-"
-            f"{w + WINDOW / 1000:g} s | {row['mean_fc']:.3f} | {row['fc_r']:.3f} | "
-            f"{row.get('test_fc_r', float('nan')):.3f} | {100 * row['saturation']:.1f} % |")
+    lines += H.table(("from", "window", "mean FC", "FC r, training", "FC r, test", "pairs > 0.9"), [
+        ("t = 0" if r["burn_in_samples"] == 0 else
+         f"burn-in end ({r['burn_in_samples'] * s['tr'] / 1000:g} s)",
+         f"{w:g}-{w + WINDOW / 1000:g} s", f"{r['mean_fc']:.3f}", f"{r['fc_r']:.3f}",
+         f"{r.get('test_fc_r', float('nan')):.3f}", f"{100 * r['saturation']:.1f} %")
+        for r in st for w in [r["window"] * WINDOW / 1000]])
     gs = res.get("global_signal")
     if gs:
         settled = _settled(gs)
