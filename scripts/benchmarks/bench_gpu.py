@@ -198,6 +198,24 @@ def compile_all(lowerings):
     return ({n: c for n, c, _ in done}, {n: s for n, _, s in done}, time.perf_counter() - t)
 
 
+def compile_cases(child, section, lowered, deadline):
+    """Compile ``{name: (lowered, args)}`` (``compile_all``), each failure noted:
+    ``({name: (executable, args)}, {name: compile seconds}, wall seconds)``."""
+    compiled, compile_s, wall = compile_all({k: v[0] for k, v in lowered.items()})
+    print(f"[{child.dtype}] {section}: {len(compiled)} programs compiled in {wall:.1f} s",
+          flush=True)
+    cases = {}
+    for name, exe in compiled.items():
+        if isinstance(exe, Exception):
+            label = name if isinstance(name, str) else f"{name[0]} ({name[1]})"
+            child.note(f"{section} {label}: compile failed: {str(exe).splitlines()[0][:200]}")
+        else:
+            cases[name] = (exe, lowered[name][1])
+    if time.perf_counter() > deadline:
+        child.note(f"{section}: time budget spent compiling; one call per case, no warm-up.")
+    return cases, compile_s, wall
+
+
 def timed_rounds(cases, repeats, deadline):
     """``(seconds, outputs)`` of the calls of ``cases`` (``name -> (executable, args)``):
     one warm-up call each while the deadline allows, then rounds in random order while it
@@ -240,17 +258,7 @@ def forward_section(child, data, deadline):
     if child.have_tvbo:
         run, a = C.tvboptim_forward(w, lengths, args.forward_seconds)
         lowered["tvboptim"] = (jax.jit(run).lower(*a), a)
-    compiled, compile_s, wall = compile_all({k: v[0] for k, v in lowered.items()})
-    print(f"[{child.dtype}] forward: {len(compiled)} programs compiled in {wall:.1f} s",
-          flush=True)
-    cases = {}
-    for name, exe in compiled.items():
-        if isinstance(exe, Exception):
-            child.note(f"forward {name}: compile failed: {str(exe).splitlines()[0][:200]}")
-            continue
-        cases[name] = (exe, lowered[name][1])
-    if time.perf_counter() > deadline:
-        child.note("forward: time budget spent compiling; one call per case, no warm-up.")
+    cases, compile_s, wall = compile_cases(child, "forward", lowered, deadline)
     times, outputs = timed_rounds(cases, args.repeats, deadline)
     ref = np.asarray(outputs["netdyn unroll=1"]) if "netdyn unroll=1" in outputs else None
     for name, ts in times.items():
@@ -283,24 +291,12 @@ def gradient_section(child, data, deadline):
         for label in args.tvboptim_grad:
             losses[label] = C.tvboptim_loss(label, w, lengths, fc, seconds,
                                             skip=C.skip_samples(seconds))
-    lowered = {}
-    for label, loss in losses.items():
-        lowered[(label, "grad")] = jax.jit(jax.value_and_grad(loss)).lower(G0)
+    lowered = {(label, "grad"): (jax.jit(jax.value_and_grad(loss)).lower(G0), (G0,))
+               for label, loss in losses.items()}
     for label in ("NoRemat", "tvboptim"):
         if label in losses:
-            lowered[(label, "fwd")] = jax.jit(losses[label]).lower(G0)
-    compiled, compile_s, wall = compile_all(lowered)
-    print(f"[{child.dtype}] gradient: {len(compiled)} programs compiled in {wall:.1f} s",
-          flush=True)
-    cases = {}
-    for name, exe in compiled.items():
-        if isinstance(exe, Exception):
-            child.note(f"gradient {name[0]} ({name[1]}): compile failed: "
-                       f"{str(exe).splitlines()[0][:200]}")
-            continue
-        cases[name] = (exe, (G0,))
-    if time.perf_counter() > deadline:
-        child.note("gradient: time budget spent compiling; one call per case, no warm-up.")
+            lowered[(label, "fwd")] = (jax.jit(losses[label]).lower(G0), (G0,))
+    cases, compile_s, wall = compile_cases(child, "gradient", lowered, deadline)
     times, outputs = timed_rounds(cases, args.repeats, deadline)
     fwd = {label: min(times[(label, "fwd")]) for label in ("NoRemat", "tvboptim")
            if (label, "fwd") in times}
