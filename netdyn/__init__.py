@@ -92,7 +92,7 @@ from ._linear.stability import spectral_abscissa as spectral_abscissa
 from ._loss._base import AbstractFcLoss as AbstractFcLoss, AbstractLoss as AbstractLoss
 from ._loss.fc_loss import FcLoss as FcLoss
 from ._loss.linear_fc_loss import LinearFcLoss as LinearFcLoss
-from ._memory import GradientMemory as GradientMemory, gradient_memory as gradient_memory
+from ._memory.gradient import GradientMemory as GradientMemory, gradient_memory as gradient_memory
 from ._monitor._base import AbstractMonitor as AbstractMonitor
 from ._monitor.bold import Bold as Bold
 from ._monitor.hrf_bold import HrfBold as HrfBold
@@ -160,6 +160,7 @@ from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
 from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._search.scan_start import StartScan as StartScan, scan_start as scan_start
+from ._search.sweep import sweep as sweep
 from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
 from ._simulate.whole_periods import whole_periods as whole_periods
@@ -175,6 +176,5 @@ from ._solver.rk4 import RK4 as RK4
 from ._stimulus._base import AbstractStimulus as AbstractStimulus
 from ._stimulus.pulse_train import PulseTrain as PulseTrain
 from ._stimulus.sampled import SampledStimulus as SampledStimulus
-from ._sweep import sweep as sweep
 
 __version__ = "0.1.0"

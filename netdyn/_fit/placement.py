@@ -7,7 +7,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from .._sweep import batch_shardings, global_array, host_array, padded_index
+from .._search.sweep import batch_shardings, global_array, host_array, padded_index
 
 
 class StartsPlacement:

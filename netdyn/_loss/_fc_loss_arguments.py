@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .._device_memory import check_fits
+from .._memory.device import check_fits
 from .._validate import finite_array, number, real_array
 
 

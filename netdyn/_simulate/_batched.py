@@ -26,9 +26,9 @@ from .. import _xla_tricks
 from .._graph._base import AbstractBatchMinorGraph
 from .._remat._schedule import resolve_unroll, time_loop
 from . import _buffer
+from ._buffer import take_rows
 from ._couplings import EdgeReads
 from ._loop import Flat, batch_leading
-from ._rows import take_rows
 
 
 class _Members(NamedTuple):

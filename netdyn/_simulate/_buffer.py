@@ -11,7 +11,16 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
+
+
+def take_rows(y, rows: tuple[int, ...]):
+    """``y[rows]`` (rows of a ``[states, nodes]`` array: the state variables a buffer or
+    monitor keeps), as a slice when the rows are contiguous (cheaper to differentiate)."""
+    if rows == tuple(range(rows[0], rows[0] + len(rows))):
+        return y[rows[0] : rows[0] + len(rows)]
+    return y[np.asarray(rows)]
 
 
 def n_rows(max_delay: float, dt: float, interpolations) -> int:

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from .._graph._base import AbstractGraph, DelayIndex
-from ._rows import take_rows
+from ._buffer import take_rows
 
 
 class EdgeReads(NamedTuple):

@@ -12,7 +12,7 @@ import numpy as np
 from .._solution import SimulationState
 from . import _buffer
 from ._arguments import MAX_STEPS, TimeGrid
-from ._rows import take_rows
+from ._buffer import take_rows
 
 
 class Initial(NamedTuple):

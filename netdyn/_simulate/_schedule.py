@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._device_memory import check_fits
+from .._memory.device import check_fits
 from .._monitor._base import AbstractMonitor, AbstractSingleVariableMonitor
 from .._names import suggested_variable
 from ._arguments import TimeGrid, whole_steps
-from ._rows import take_rows
+from ._buffer import take_rows
 
 
 class MonitorSchedule(eqx.Module):

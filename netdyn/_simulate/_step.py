@@ -11,8 +11,8 @@ from .._dynamics._base import clip_to_bounds
 from .._solution import SimulationState
 from .._stimulus._terms import StimulusTerms
 from . import _buffer
+from ._buffer import take_rows
 from ._couplings import CouplingTerms
-from ._rows import take_rows
 from ._schedule import MonitorSchedule
 
 

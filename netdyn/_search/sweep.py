@@ -15,8 +15,8 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxtyping import PyTree
 
-from ._custom_types import ArrayLike
-from ._device_memory import fitting_batch, free_bytes, program_bytes
+from .._custom_types import ArrayLike
+from .._memory.device import fitting_batch, free_bytes, program_bytes
 
 _AXIS = "batch"
 
