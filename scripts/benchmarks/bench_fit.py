@@ -622,12 +622,9 @@ def render(res: dict) -> str:
            "while the slowest mode decays within 2 s)." if "analytic" in g else "")
         + (f" Figure: `{grid_png}`." if plotted else "") + "\n")
     has_test = "test_fc_r" in sim[0]
-    head = "| G | sim FC r | " + ("sim test r | " if has_test else "") + \
-        "sim mean FC | sim > 0.9 | sim loss |"
+    head = ["G", "sim FC r", *["sim test r"][:has_test], "sim mean FC", "sim > 0.9", "sim loss"]
     if "analytic" in g:
-        head += " an FC r | " + ("an test r | " if has_test else "") + "an mean FC | an loss |"
-    add(head)
-    add("|" + "---|" * head.count(" |"))
+        head += ["an FC r", *["an test r"][:has_test], "an mean FC", "an loss"]
 
     def row(label, m, an=None):
         cells = [label, f"{m['fc_r']:.3f}"] + ([f"{m['test_fc_r']:.3f}"] if has_test else [])
@@ -637,14 +634,13 @@ def render(res: dict) -> str:
             cells += [f"{an['mean_fc']:.3f}", f"{an['loss']:.3f}"]
         elif "analytic" in g:
             cells += [""] * (4 if has_test else 3)
-        return "| " + " | ".join(cells) + " |"
+        return cells
 
     G_fit = par.get("coupling.G")
     rows = [(G, row(f"{G:.4f}", m, (g.get("analytic") or [None] * len(Gs))[i]))
             for i, (G, m) in enumerate(zip(Gs, sim))]
     rows.append((G_fit, row(f"**{G_fit:.4f} (fit)**", g["fitted"])))
-    for _, r in sorted(rows, key=lambda p: p[0]):
-        add(r)
+    lines += H.table(head, [r for _, r in sorted(rows, key=lambda p: p[0])])
 
     # The simulated points and the fit, scored alike, in order of G.
     order = sorted([(G, m) for G, m in zip(Gs, sim)] + [(G_fit, g["fitted"])],
