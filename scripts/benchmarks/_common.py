@@ -298,6 +298,15 @@ def compile_timed(f, *args):
     return compiled, time.perf_counter() - t
 
 
+def timed(f, *args):
+    """``(f(*args), seconds)``, the result ready (``jax.block_until_ready``)."""
+    import jax
+
+    t = time.perf_counter()
+    out = jax.block_until_ready(f(*args))
+    return out, time.perf_counter() - t
+
+
 def interleaved(cases, repeats, *, group=None, warmup=False, log=False):
     """Seconds of every call of ``cases`` (``name -> (callable, args)``): ``repeats``
     rounds, each calling every case once in a new random order, so that a shared machine's

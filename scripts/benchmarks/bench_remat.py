@@ -225,20 +225,12 @@ def measure_one(label, seconds, path):
     G0 = jnp.asarray(G)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        t = time.perf_counter()
-        fwd = jax.jit(loss).lower(G0).compile()
-        compile_fwd = time.perf_counter() - t
-        t = time.perf_counter()
-        grad = jax.jit(jax.value_and_grad(loss)).lower(G0).compile()
-        compile_grad = time.perf_counter() - t
+        fwd, compile_fwd = C.compile_timed(jax.jit(loss), G0)
+        grad, compile_grad = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
     mem = grad.memory_analysis()
     rss_compiled = maxrss_bytes()
-    t = time.perf_counter()
-    value_fwd = float(jax.block_until_ready(fwd(G0)))
-    time_fwd = time.perf_counter() - t
-    t = time.perf_counter()
-    value, g = jax.block_until_ready(grad(G0))
-    time_grad = time.perf_counter() - t
+    value_fwd, time_fwd = C.timed(fwd, G0)
+    (value, g), time_grad = C.timed(grad, G0)
     exact = {}
     exact_label = C.tvboptim_exact(label) if label.startswith("tvboptim") else None
     if exact_label is not None:
@@ -263,7 +255,7 @@ def measure_one(label, seconds, path):
               "fwd_temp_bytes": int(fwd.memory_analysis().temp_size_in_bytes),
               "rss_setup": rss_setup, "rss_compiled": rss_compiled, "rss_peak": maxrss_bytes(),
               "first_fwd_s": time_fwd, "first_grad_s": time_grad, "loss": float(value),
-              "loss_fwd": value_fwd, "grad": float(g), "auto_choice": chosen,
+              "loss_fwd": float(value_fwd), "grad": float(g), "auto_choice": chosen,
               "choose_s": choose_s, "bold_sha1": bold_sha1, **exact}
     path.write_text(H.dumps(result))
 
@@ -501,20 +493,18 @@ def run_hour(label, seconds, forward, path):
     grad, compile_grad = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
     mem = grad.memory_analysis()
     rss_compiled = maxrss_bytes()
-    t = time.perf_counter()
-    value, g = jax.block_until_ready(grad(G0))
+    (value, g), grad_s = C.timed(grad, G0)
     result = {"label": label, "auto_choice": chosen, "choose_s": choose_s, "seconds": seconds,
               "n_steps": round(seconds * 1000.0 / DT), "compile_grad_s": compile_grad,
-              "grad_s": time.perf_counter() - t, "temp_bytes": int(mem.temp_size_in_bytes),
+              "grad_s": grad_s, "temp_bytes": int(mem.temp_size_in_bytes),
               "argument_bytes": int(mem.argument_size_in_bytes),
               "output_bytes": int(mem.output_size_in_bytes), "rss_setup": rss_setup,
               "rss_compiled": rss_compiled, "rss_after_grad": maxrss_bytes(),
               "loss": float(value), "grad": float(g)}
     if forward:
         fwd, result["compile_fwd_s"] = C.compile_timed(jax.jit(loss), G0)
-        t = time.perf_counter()
-        result["loss_fwd"] = float(jax.block_until_ready(fwd(G0)))
-        result["fwd_s"] = time.perf_counter() - t
+        loss_fwd, result["fwd_s"] = C.timed(fwd, G0)
+        result["loss_fwd"] = float(loss_fwd)
     result["rss_peak"] = maxrss_bytes()
     result["process_s"] = time.perf_counter() - t_start
     path.write_text(H.dumps(result))
