@@ -351,6 +351,28 @@ def test_fc_gradient_recovers_a_one_dimensional_ordering():
     assert abs(np.corrcoef(g, g2)[0, 1]) < 0.1
 
 
+def test_a_map_file_is_read_with_or_without_its_name(tmp_path):
+    values = np.array([0.5, 1.5, 2.0, 4.0])
+    expected = (values - values.mean()) / values.std()  # z-scored by hand
+    named = tmp_path / "myelin.csv"
+    named.write_text("T1w/T2w,\n0.5,\n1.5,\n2.0,\n4.0\n")
+    plain = tmp_path / "thickness.txt"
+    plain.write_text("0.5 1.5\t2.0\n4.0")
+    name, got = nd.maps.read(named, n_regions=4)
+    assert name == "T1w/T2w"
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    name, got = nd.maps.read(plain, 4)
+    assert name == "thickness"
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    for text, message in (("1 2 3", "3 values for 4 regions"), ("1 2 x 4", "'x' is not a "
+                          "number"), ("2 2 2 2", "constant")):
+        plain.write_text(text)
+        with pytest.raises(ValueError, match=f"{plain}: .*{message}"):
+            nd.maps.read(plain, 4)
+    with pytest.raises(ValueError, match="cannot read the file"):
+        nd.maps.read(tmp_path / "missing.txt", 4)
+
+
 def test_maps_refuse_bad_input():
     with pytest.raises(ValueError, match="constant"):
         nd.maps.zscore(np.ones(5))

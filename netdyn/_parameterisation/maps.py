@@ -5,17 +5,62 @@ import netdyn as nd
 
 maps = np.stack([nd.maps.in_strength(data.weights), nd.maps.fc_gradient(train_fc)])
 I_o = nd.MapParameter(0.382, maps, names=("in-strength", "fc-gradient"))
+name, myelin = nd.maps.read("myelin.csv", n_regions=80)   # e.g. "T1w/T2w", z-scored
 ```
 
 Every map is z-scored (mean 0, standard deviation 1 over regions), so that a map
 coefficient $c$ of 0.1 changes the parameter by 10 % per standard deviation of the map.
 """
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from .._custom_types import ArrayLike
 
-__all__ = ["fc_gradient", "in_strength", "zscore"]
+__all__ = ["fc_gradient", "in_strength", "read", "zscore"]
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def read(path: str | os.PathLike, n_regions: int) -> tuple[str, np.ndarray]:
+    """A regional map from a text file: one value per region, in the connectome's order,
+    separated by commas, tabs, spaces or new lines, with an optional first line naming
+    the map (otherwise the file's stem names it), as ``netdyn fit --maps FILE`` reads it.
+
+    **Returns** ``(name, values)``, the values z-scored (``zscore``).
+
+    **Raises** ``ValueError`` naming the file: unreadable, a token that is not a number,
+    not ``n_regions`` values, or values that are constant or not finite.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot read the file ({e}).") from None
+    tokens = text.replace(",", " ").split()
+    name = Path(path).stem
+    if tokens and not _is_number(tokens[0]):
+        lines = text.splitlines()
+        name = lines[0].strip().strip(",") or name
+        tokens = "\n".join(lines[1:]).replace(",", " ").split()
+    bad = next((t for t in tokens if not _is_number(t)), None)
+    if bad is not None:
+        raise ValueError(f"{path}: {bad!r} is not a number (one value per region).")
+    values = np.asarray([float(t) for t in tokens])
+    if values.size != n_regions:
+        raise ValueError(f"{path}: {values.size} values for {n_regions} regions (one value "
+                         "per region, in the connectome's order).")
+    try:
+        return name, zscore(values)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 def zscore(x: ArrayLike) -> np.ndarray:
