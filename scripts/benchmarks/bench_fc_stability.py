@@ -13,7 +13,6 @@ operating point it finds (G = 0.222, sigma = 0.00287), float64.
 
 import os
 import platform
-import time
 
 import _common as C  # first: this checkout's netdyn
 import _harness as H
@@ -28,10 +27,9 @@ import netdyn as nd  # noqa: E402
 
 
 def _timed(f, *args):
+    """Seconds of the second call of ``f`` (the first compiles)."""
     jax.block_until_ready(f(*args))
-    t = time.perf_counter()
-    jax.block_until_ready(f(*args))
-    return time.perf_counter() - t
+    return C.timed(f, *args)[1]
 
 
 def measure(a) -> dict:

@@ -161,10 +161,8 @@ def simulate_point(net, lin, model, cfg, key, burn):
     monitors = {"signal": signal_monitor(model),
                 "level": nd.TemporalAverage(period=TR, variables=(VARIABLE[model],))}
     keys = jax.random.split(key, cfg["realisations"])
-    t = time.perf_counter()
-    runs = jax.block_until_ready(_runs(net, jnp.asarray(lin.fixed_point), keys, monitors,
-                                       burn, cfg["duration"]))
-    return runs, time.perf_counter() - t
+    return C.timed(_runs, net, jnp.asarray(lin.fixed_point), keys, monitors, burn,
+                   cfg["duration"])
 
 
 @eqx.filter_jit
