@@ -44,6 +44,28 @@ def test_rosenbrock_hessian_and_gauss_newton_against_closed_forms():
     assert out.names == ("a", "b") and out.loss == pytest.approx((1 - a)**2 + 100 * (b - a**2)**2)
 
 
+def test_a_second_call_reuses_the_compiled_products():
+    # The value, gradient and Hessian columns come from one program (the forward pass over
+    # value_and_grad), the residuals' columns from another; a second call compiles nothing.
+    traced = {"loss": 0, "residuals": 0}
+
+    def loss(m, key):
+        traced["loss"] += 1
+        return _rosenbrock(m, key)
+
+    def residuals(m, key):
+        traced["residuals"] += 1
+        return _residuals(m, key)
+
+    def where(p):
+        return p.a, p.b
+
+    for a in (0.7, 0.4):
+        nd.identifiability(loss, Params(jnp.asarray(a), jnp.asarray(0.2)), where,
+                           residuals=residuals)
+    assert traced == {"loss": 1, "residuals": 1}
+
+
 def test_bounded_leaf_in_the_fits_coordinates():
     # b = softplus(u) through Positive(): the Hessian is in u; compare with central
     # differences of the closed-form gradient in u (db/du = 1 / (1 + exp(-u))).

@@ -81,27 +81,34 @@ def _eigen(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @eqx.filter_jit
-def _value_and_grad(loss_fn, params: FittedParameters, key, u):
-    return jax.value_and_grad(lambda x: split_loss(loss_fn(params.at(x), key))[0])(u)
-
-
-@eqx.filter_jit
 def _hvp(loss_fn, params: FittedParameters, key, u, v):
+    """``((value, gradient), Hessian-vector product)`` at ``u`` along ``v``: the forward
+    pass over ``jax.value_and_grad`` gives the value and gradient with the product."""
     def loss(x):
         return split_loss(loss_fn(params.at(x), key))[0]
 
-    return jax.jvp(jax.grad(loss), (u,), (v,))[1]
+    (value, grad), (_, hvp) = jax.jvp(jax.value_and_grad(loss), (u,), (v,))
+    return (value, grad), hvp
 
 
-def hessian_matrix(loss_fn, params: FittedParameters, key) -> np.ndarray:
+@eqx.filter_jit
+def _residual_jvp(residuals, params: FittedParameters, key, u, v):
+    return jax.jvp(lambda x: jnp.ravel(residuals(params.at(x), key)), (u,), (v,))[1]
+
+
+def hessian_matrix(loss_fn, params: FittedParameters, key, *, with_gradient: bool = False):
     """The symmetrised Hessian of ``loss_fn(params.at(u), key)`` at ``params.u0``, one
     column per forward-over-reverse product (``jax.jvp`` of ``jax.grad``): memory stays
-    that of one gradient."""
+    that of one gradient. ``with_gradient``: ``(hessian, value, gradient)``, the value and
+    gradient from the first product's forward pass."""
     u0 = params.u0
-    cols = [np.asarray(_hvp(loss_fn, params, key, u0, jnp.asarray(e, u0.dtype)))
-            for e in np.eye(u0.size)]
-    h = np.stack(cols, axis=1)
-    return (h + h.T) / 2
+    out = [_hvp(loss_fn, params, key, u0, jnp.asarray(e, u0.dtype)) for e in np.eye(u0.size)]
+    h = np.stack([np.asarray(col) for _, col in out], axis=1)
+    h = (h + h.T) / 2
+    if not with_gradient:
+        return h
+    value, grad = out[0][0]
+    return h, float(value), np.asarray(grad)
 
 
 def _default_residuals(loss_fn) -> Callable[[Any, Any], Any] | None:
@@ -153,19 +160,18 @@ def identifiability(
     if not (np.isfinite(sloppy_ratio) and 0 < sloppy_ratio < 1):
         raise ValueError(f"identifiability sloppy_ratio must be in (0, 1), got {sloppy_ratio}.")
     params = FittedParameters(model, where, bounds)
-    names, u0, at = params.labels, params.u0, params.at
+    names, u0 = params.labels, params.u0
     dtype = u0.dtype
-    value, grad = _value_and_grad(loss_fn, params, key, u0)
-    hessian = hessian_matrix(loss_fn, params, key)
+    hessian, value, grad = hessian_matrix(loss_fn, params, key, with_gradient=True)
     h_w, h_v = _eigen(hessian)
     basis = np.eye(u0.size)
 
     residuals = residuals if residuals is not None else _default_residuals(loss_fn)
     fisher = f_w = f_v = None
     if residuals is not None:
-        jvp = eqx.filter_jit(lambda u, v: jax.jvp(
-            lambda x: jnp.ravel(residuals(at(x), key)), (u,), (v,))[1])
-        jac = np.stack([np.asarray(jvp(u0, jnp.asarray(e, dtype))) for e in basis], axis=1)
+        jac = np.stack([np.asarray(_residual_jvp(residuals, params, key, u0,
+                                                 jnp.asarray(e, dtype))) for e in basis],
+                       axis=1)
         fisher = jac.T @ jac
         f_w, f_v = _eigen(fisher)
     w, v = (f_w, f_v) if fisher is not None else (h_w, h_v)
