@@ -530,7 +530,7 @@ def linear_gradient_fit(net, loss, k: int, s: dict, folder: Path) -> dict:
     while True:
         steps += s["chunk"]
         fitted, h = nd.fit(net, loss, opt, where=where, steps=steps, key=key, keep="best",
-                           checkpoint=checkpoint, checkpoint_every=s["chunk"], resume=True)
+                           checkpoint=nd.Checkpoint(checkpoint, every=s["chunk"], resume=True))
         best = np.minimum.accumulate(np.where(np.isfinite(h.loss), h.loss, np.inf))
         before = best[-s["chunk"] - 1] if steps > s["chunk"] else best[0]
         print(f"  gradient k = {k}: {steps} steps, {time.perf_counter() - start:6.1f} s, "
