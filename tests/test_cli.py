@@ -254,7 +254,7 @@ def test_tiny_run(finished):
     saturated = np.mean([e["saturation"] for e in report["heldout_each"]]) > 0.05
     assert any("saturated" in c for c in report["cautions"]) == saturated
     off = abs(np.mean([e["mean_fc"] for e in report["heldout_each"]]) - target[iu].mean()) > 0.1
-    assert any("from the fitted" in c for c in report["cautions"]) == off
+    assert any("mean FC" in c and "from the fitted" in c for c in report["cautions"]) == off
 
     lines = (out / "history.csv").read_text().splitlines()
     assert lines[0] == ("step,loss,grad_norm,wall_time,skipped,fc_r,mean_fc,rmse,saturation,"
@@ -325,6 +325,14 @@ def test_long_check_along_each_fitted_value(finished):
                     "minimum" if np.all(rise > 0) and np.all(rise.mean(axis=1) > 2 * se)
                     else "flat")
         assert p["verdict"] == expected
+        # A value other than G is looked at along its profile: G moved back onto the fit's
+        # FC level at each point (by at most 5 %); G itself along a slice.
+        G = params["parameters"]["coupling.G"]
+        if name == "coupling.G":
+            assert p["G"] is None
+        else:
+            assert len(p["G"]) == 2 and all(abs(g / G - 1) <= 0.05 + 1e-12 for g in p["G"])
+            assert f"(G re-levelled to {p['G'][0]:.4g} / {p['G'][1]:.4g})" in stdout
     assert "loss at the held-out length at 0.8x and 1.25x each fitted value" in stdout
     off = any(p["verdict"].startswith("lower") for p in check["parameters"].values())
     assert any("missed its minimum" in c for c in params["cautions"]) == off

@@ -48,7 +48,8 @@ simulated:
   the loss along G (5 points) is drawn beside the quadratic model the interval rests on.
 - Long check (simulation engine, 2 or more held-out sets): for each fitted global
   value (G, sigma) the error bars gave no interval, the loss at the held-out length at
-  0.8x and 1.25x it, each held-out set with its own noise: "lower" on a side where
+  0.8x and 1.25x it (sigma along its profile: G moved back onto the fit's FC level at
+  each point), each held-out set with its own noise: "lower" on a side where
   every set is lower and the mean change exceeds two standard errors (a caution: the
   fit missed the minimum), "a minimum" where every set rises on both sides by as much,
   else flat within the noise.
