@@ -11,7 +11,8 @@ unconstrained.
 With G fitted as well, a value such as sigma is looked at along its profile, not a slice:
 G is moved back onto the fit's FC level at each point (one secant step in G from the
 level's slope there). Measured on the same truth (G 0.2213, sigma 0.0022;
-``benchmarks/sigma_level.md``): with G re-found on the level for each sigma, the FC r
+``benchmarks/sigma_level.md``): with G re-found by the command's scan for each sigma (on
+the level, or at the level's peak where the short scan found no crossing), the FC r
 against the truth's FC at 4 x 288 s went only from 0.971 (sigma 0.0012) to 0.967 (sigma
 0.003), set-to-set spread 0.0015, favouring the lowest noise, while a slice at fixed G
 changes the mean FC by far more: a slice would call sigma constrained where the FC, with
