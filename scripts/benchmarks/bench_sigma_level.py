@@ -90,6 +90,7 @@ def _point(path: Path, sigma: float, smoke: bool, side: str | None) -> dict:
 
 def measure(args) -> dict:
     work = Path(tempfile.mkdtemp(prefix="netdyn-sigma-level-"))
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # for the partial measurements
     duration, realisations = (14_400.0, 2) if args.smoke else (288_000.0, 4)
     sigmas = args.sigmas or ([0.0016, 0.0022] if args.smoke else SIGMAS)
     out = {}
@@ -148,11 +149,11 @@ def render(m: dict) -> str:
         for p in t["points"]:
             mark = " (truth)" if p["sigma"] == t["truth"]["sigma"] else ""
             lo, sh = p["long"], p["short"]
-            g = (f"{p['G']:.5f}" if "peak_mean_fc" not in p else
-                 f"no crossing: {p['G']:.5f}, the scan's peak (mean FC {p['peak_mean_fc']:.3f})")
+            g = (f"{p['G']:.6f}" if "peak_mean_fc" not in p else
+                 f"no crossing: {p['G']:.6f}, the scan's peak (mean FC {p['peak_mean_fc']:.3f})")
             b = p.get("bracket")
             if b and not min(b) <= p["G"] <= max(b):  # the start: the lowest loss seen
-                g += f" (the crossing: {b[0]:.5f}-{b[1]:.5f})"
+                g += f" (the crossing: {b[0]:.6f}-{b[1]:.6f})"
             rows.append([f"{p['sigma']:g}{mark}", g,
                          f"{np.mean([x['fc_r'] for x in lo]):.4f} "
                          f"({', '.join(format(x['fc_r'], '.4f') for x in lo)})",
