@@ -13,6 +13,15 @@ import jax
 import numpy as np
 
 
+def is_number_text(field: str) -> bool:
+    """Whether the text ``field`` reads as a number (``float(field)`` succeeds)."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
 def is_concrete(value) -> bool:
     """Whether ``value`` holds numbers now (not a tracer inside ``jit``/``grad``)."""
     return not isinstance(value, jax.core.Tracer)

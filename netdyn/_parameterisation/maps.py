@@ -18,16 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from .._custom_types import ArrayLike
+from .._validate import is_number_text
 
 __all__ = ["fc_gradient", "in_strength", "read", "zscore"]
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def read(path: str | os.PathLike, n_regions: int) -> tuple[str, np.ndarray]:
@@ -46,11 +39,11 @@ def read(path: str | os.PathLike, n_regions: int) -> tuple[str, np.ndarray]:
         raise ValueError(f"{path}: cannot read the file ({e}).") from None
     tokens = text.replace(",", " ").split()
     name = Path(path).stem
-    if tokens and not _is_number(tokens[0]):
+    if tokens and not is_number_text(tokens[0]):
         lines = text.splitlines()
         name = lines[0].strip().strip(",") or name
         tokens = "\n".join(lines[1:]).replace(",", " ").split()
-    bad = next((t for t in tokens if not _is_number(t)), None)
+    bad = next((t for t in tokens if not is_number_text(t)), None)
     if bad is not None:
         raise ValueError(f"{path}: {bad!r} is not a number (one value per region).")
     values = np.asarray([float(t) for t in tokens])

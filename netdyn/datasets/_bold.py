@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validate import is_number_text
 from ._files import PathLike, data_lines, read_text
 from ._npy_runs import read_npy_runs
 from ._tr import check_tr, run_tr, sidecar_tr
@@ -190,13 +191,8 @@ def _check_run(
 
 
 def _is_number(field: str) -> bool:
-    if field.lower() in _MISSING:
-        return True
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
+    """A number, or a marker of a missing value (``_MISSING``)."""
+    return field.lower() in _MISSING or is_number_text(field)
 
 
 def _read_text(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:

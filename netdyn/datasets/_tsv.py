@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import is_number_text
 from ._dataset import Dataset, check_count, check_like, check_matrix, check_nonnegative
 from ._files import PathLike, data_lines, read_text
 
@@ -100,13 +101,6 @@ def _agree(labels, source, other, other_source):
     return tuple(other), other_source
 
 
-def _is_number(field: str) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
-
 
 def _split_rows(path: Path, what: str) -> list[list[str]]:
     lines = data_lines(read_text(path, what), what, str(path))
@@ -122,14 +116,14 @@ def _read_labelled_matrix(path: Path, what: str) -> tuple[np.ndarray, tuple[str,
     rows = _split_rows(path, what)
     # A first column of labels shows in the rows below the first; the first row is a
     # header when it holds text beyond that column.
-    labelled = all(row and not _is_number(row[0]) for row in rows[1:])
+    labelled = all(row and not is_number_text(row[0]) for row in rows[1:])
     header = None
-    if not all(_is_number(f) for f in rows[0][1 if labelled else 0 :] if f):
+    if not all(is_number_text(f) for f in rows[0][1 if labelled else 0 :] if f):
         header, rows = rows[0], rows[1:]
         if not rows:
             raise ValueError(f"{path}: {what} has a header row but no data rows.")
     row_labels = None
-    if all(row and not _is_number(row[0]) for row in rows):
+    if all(row and not is_number_text(row[0]) for row in rows):
         row_labels = tuple(row[0] for row in rows)
         rows = [row[1:] for row in rows]
     for row in rows:  # a trailing delimiter leaves an empty last field
