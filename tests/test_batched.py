@@ -191,6 +191,7 @@ def test_batch_last_is_a_bool(no_type_hook):
                     batch_last="yes")
 
 
+@pytest.mark.slow
 def test_derivatives_of_and_under_a_batch(getkey):
     net, key = _rww(n=5), getkey()
     Gs = jnp.linspace(0.3, 0.9, 8)

@@ -217,6 +217,7 @@ def _fcd_numpy(x, window, step):
     return m[np.triu_indices(len(tri), 1)]
 
 
+@pytest.mark.slow
 def test_fcd_term_adds_the_wasserstein_distance_of_fcd_values():
     # Against a NumPy oracle: FCD by a loop, W2 between equal-size samples = RMS of the
     # differences of the sorted values. (No burn-in: the FCD term reads the measured runs

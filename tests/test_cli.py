@@ -33,13 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIT = [*TINY, "--steps", "2", "--realisations", "1", "--no-gradient-check"]
 
 
-
-
-
-
-
-
-
+# The module fit costs about 80 s (mostly compilation): the tests that read it are marked
+# slow, run by `pytest -m slow` (CI runs them after the default suite).
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A finished 2-step fit, with what it printed and every ``os.replace`` it made (with
@@ -195,6 +190,7 @@ def test_bad_fc_shape(capsys, tmp_path):
     assert "shape (4, 4)" in err
 
 
+@pytest.mark.slow
 def test_tiny_run(finished):
     out, _, _, _ = finished
     for name in (*OUTPUTS, "checkpoint.eqx"):
@@ -264,6 +260,7 @@ def test_tiny_run(finished):
     assert history["params"]["coupling.G"][0] == report["initial"]["coupling.G"]
 
 
+@pytest.mark.slow
 def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
     out, _, stdout, _ = finished
     params = json.loads((out / "params.json").read_text())
@@ -297,6 +294,7 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
     assert "mean ± sd over 2 sets" in stdout
 
 
+@pytest.mark.slow
 def test_long_check_along_each_fitted_value(finished):
     # A simulated fit looks at the loss at the held-out length at 0.8x and 1.25x each
     # fitted global value without an interval, each held-out set with its own noise
@@ -338,6 +336,7 @@ def test_long_check_along_each_fitted_value(finished):
     assert any("missed its minimum" in c for c in params["cautions"]) == off
 
 
+@pytest.mark.slow
 def test_outputs_are_written_atomically(finished):
     out, replaced, _, _ = finished
     # Every output reached its name by os.replace of a temporary file in its own folder.
@@ -348,6 +347,7 @@ def test_outputs_are_written_atomically(finished):
     assert not [p.name for p in out.iterdir() if ".tmp" in p.name]
 
 
+@pytest.mark.slow
 def test_progress_summary_and_params_count_steps_alike(finished):
     out, _, stdout, stderr = finished
     # The progress line counts 1..2; so do history.csv, params.json and the summary.
@@ -361,6 +361,7 @@ def test_progress_summary_and_params_count_steps_alike(finished):
     assert stdout.count("netdyn fit: caution:") == len(report["cautions"])
 
 
+@pytest.mark.slow
 def test_params_records_the_values_used(finished):
     out, _, _, _ = finished
     report = json.loads((out / "params.json").read_text())
@@ -370,6 +371,7 @@ def test_params_records_the_values_used(finished):
     np.testing.assert_allclose(report["initial"]["noise.sigma"], 0.00283, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_existing_results_are_not_overwritten(finished, capsys):
     out, _, _, _ = finished
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -378,6 +380,7 @@ def test_existing_results_are_not_overwritten(finished, capsys):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+@pytest.mark.slow
 def test_overwrite_removes_the_earlier_results(finished, tmp_path):
     out = tmp_path / "fit"
     shutil.copytree(finished[0], out)
@@ -422,12 +425,14 @@ def test_resume_needs_a_checkpoint(tmp_path, capsys):
      (["--duration", "4320"], "--duration"), (["--fit", "G"], "--fit"),
      (["--sigma", "0.003"], "--sigma"), (["--seed", "1"], "--seed")],
 )
+@pytest.mark.slow
 def test_resume_refuses_changed_settings(finished, args, flag, capsys):
     out = finished[0]
     err = _fail([*FIT, "--out", str(out), "--resume", *args], capsys)
     assert f"--resume: {flag} is" in err
 
 
+@pytest.mark.slow
 def test_resume_reads_the_old_option_names(finished, tmp_path, capsys):
     # settings.json of a fit made before --train-runs/--test-runs were renamed: the
     # subjects match, so the only difference named is the one made (--lr).
@@ -442,6 +447,7 @@ def test_resume_reads_the_old_option_names(finished, tmp_path, capsys):
     assert "--resume: --lr is" in err
 
 
+@pytest.mark.slow
 def test_interrupt_then_resume(finished, tmp_path, capsys):
     out = tmp_path / "fit"
     # Ctrl-C as the progress line of step 1 is printed.
@@ -479,10 +485,6 @@ def test_interrupt_then_resume(finished, tmp_path, capsys):
     assert mine["heldout"] == mine["heldout_each"][0] == theirs["heldout_each"][0]
 
 
-
-
-
-
 @pytest.mark.parametrize("content, message", [
     ("1 2 3", "3 values for 80 regions"),
     ("myelin\n" + "\n".join(["0.5"] * 80), "constant"),
@@ -494,10 +496,6 @@ def test_bad_map_files_name_the_file(content, message, capsys, tmp_path):
     err = _fail([*TINY, "--out", str(tmp_path / "fit"), "--fit", "G,I_o:maps", "--maps",
                  f"fc-gradient,{path}"], capsys)
     assert f"--maps {path}" in err and message in err
-
-
-
-
 
 
 def test_defaults_follow_the_model_the_engine_and_quick():
@@ -556,10 +554,6 @@ def test_input_gain_along_maps_is_the_scaled_connectome():
     assert where.mapped == ("input-gain",)
 
 
-
-
-
-
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -578,12 +572,6 @@ def test_bad_run_splits(args, message, capsys, tmp_path):
     err = _fail([*TINY, "--out", str(tmp_path / "fit"), *args], capsys)
     assert message in err
     assert not (tmp_path / "fit").exists()
-
-
-
-
-
-
 
 
 def test_heterogeneous_hopf_bifurcation_parameter_along_maps():
@@ -613,6 +601,7 @@ def test_global_parameters_step_slower_beside_regional_ones():
     np.testing.assert_allclose(float(updates[0]) / np.asarray(updates[2]), slow, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_summary_command_prints_what_the_fit_printed(finished, capsys):
     out, _, printed, _ = finished
     assert nd.cli.main(["summary", str(out)]) == 0
@@ -620,6 +609,7 @@ def test_summary_command_prints_what_the_fit_printed(finished, capsys):
     assert shown.startswith("netdyn fit: ") and shown in printed
 
 
+@pytest.mark.slow
 def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finished, tmp_path,
                                                                          capsys):
     run = tmp_path / "run"

@@ -34,6 +34,7 @@ def test_divergence_names_flags(tmp_path, capsys):
     assert json.loads((out / "history.json").read_text())["step"] == [1, 2]
 
 
+@pytest.mark.slow
 def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsys):
     # Importing matplotlib.figure fails as if matplotlib were not installed.
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -53,6 +54,7 @@ def test_hopf_in_the_units_given_without_matplotlib(tmp_path, monkeypatch, capsy
     assert history["params"]["coupling.G"][0] == pytest.approx(0.7, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_linear_engine_fits_regional_parameters_along_maps_and_scores_by_simulation(
         tmp_path, capsys):
     # --engine linear: the fit's loss is the analytic FC (deterministic: the same value for

@@ -439,6 +439,7 @@ def _delay_loss(interpolation):
     return loss, jnp.full((3, 3), 2.3)
 
 
+@pytest.mark.slow
 def test_gradient_through_nearest_delays_warns():
     loss, d = _delay_loss("nearest")
     with pytest.warns(nd.NearestDelayGradientWarning, match="interpolation='linear'"):

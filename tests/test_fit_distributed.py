@@ -13,8 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import pytest
 
 import netdyn as nd
+
+# Two processes each compile their own programs (about 25 s in all): with -m slow, as CI runs.
+pytestmark = pytest.mark.slow
 
 
 class Toy(eqx.Module):

@@ -232,7 +232,9 @@ def _check_outcome(out: Path, rc: int, err: str) -> int | None:
     return saved
 
 
-@pytest.mark.parametrize("trials", [10, pytest.param(30, marks=pytest.mark.slow)])
+# A whole command per trial (about 25 s with its compilation): with -m slow, as CI runs.
+@pytest.mark.slow
+@pytest.mark.parametrize("trials", [10, 30])
 def test_double_ctrl_c_at_random_moments(tiny, trials):
     """Two SIGINTs 1 ms apart at random moments of a fit (10 by default, 30 with ``-m
     slow``; each is a whole fit): a resumable checkpoint with every step done, or a clean
@@ -292,7 +294,9 @@ def _process(argv, rng: random.Random | None, span: float, after_step_1: bool):
     return p.returncode, "".join(lines), ((step_1 or end) - start, end - start)
 
 
+# 21 fresh processes, each compiling its fit (about 8 minutes): not in CI either.
 @pytest.mark.slow
+@pytest.mark.long
 def test_double_ctrl_c_in_a_netdyn_process(tiny):
     """As above, on the ``netdyn`` command in its own process (that compiles its fit
     anew, and may be stopped as it exits): 20 trials, half of them from the first line

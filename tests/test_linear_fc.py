@@ -472,6 +472,7 @@ def test_identifiability_gets_a_fisher_matrix_without_being_told():
     _close(out.hessian, hessian, 1e-5)
 
 
+@pytest.mark.slow
 def test_fit_recovers_the_coupling_of_the_rww_fic_network():
     # The target is the analytic BOLD FC at G = 0.43; the fit starts at 0.30.
     target = _rww_fc(RWW_PARAMS).fc

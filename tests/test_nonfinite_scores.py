@@ -176,6 +176,7 @@ def test_whole_fc_loss_of_a_non_finite_signal(fcd_metric):
                (x,), (_spoil_signal(rng, x),))
 
 
+@pytest.mark.slow
 def test_a_burn_in_that_diverges_gives_a_nan_loss_not_an_error(getkey):
     # Stuart-Landau nodes have no bound: at G = 50 the delayed diffusive coupling drives
     # them to inf within the burn-in. A fit must see a non-finite loss (and say it

@@ -230,15 +230,13 @@ def test_unroll_forward_is_bit_identical(make, case, unroll):
         assert np.array_equal(a, b)
 
 
-# unroll=8 (the GPU default: copies separated by barriers, like 3, 40-80 s to compile
-# here) with ``pytest -m slow``: [Uniform(7)-3] covers its path by default.
-@pytest.mark.parametrize("unroll", [3, pytest.param(8, marks=pytest.mark.slow)])
+# Unrolled gradients compile for 15-80 s each (unroll=8, the GPU default, the longest):
+# with ``pytest -m slow``, as CI runs; the unrolled forward runs are checked by default.
+@pytest.mark.slow
+@pytest.mark.parametrize("unroll", [3, 8])
 @pytest.mark.parametrize(
     "name, make",
-    # NoRemat's (the unrolled scan alone, 30 s to compile) with ``pytest -m slow``:
-    # Uniform(7)'s unrolls the same scan, inside checkpointed blocks.
-    [pytest.param(n, m, id=n, marks=[pytest.mark.slow] if n == "NoRemat" else [])
-     for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
+    [pytest.param(n, m, id=n) for n, m in ALL_REMATS if n in ("NoRemat", "Uniform(7)")],
 )
 def test_unroll_gradient_equals_unroll_1(name, make, unroll):
     # unroll=None is unroll=1 on CPU (test_unroll_default_is_resolved_per_backend): the

@@ -51,6 +51,11 @@ def _memory(remat):
     return nd.gradient_memory(_loss(remat), 0.6)
 
 
+# The delayed network's gradients take 2-10 s each to compile: the tests that compare many
+# of them are marked slow (``pytest -m slow``, run by CI after the default suite).
+
+
+@pytest.mark.slow
 def test_checkpointing_saves_memory():
     # Claims that hold on every backend (asserted on whichever runs the suite).
     none = _temp(nd.NoRemat())
@@ -63,6 +68,7 @@ def test_checkpointing_saves_memory():
     assert _temp(nd.MultiLevel(8), 4000.0) < 1.3 * multilevel
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     jax.default_backend() != "cpu",
     reason="XLA:CPU's memory plan: on an H100 (XLA:GPU, jax 0.11.2) this short run's "
@@ -73,6 +79,7 @@ def test_multilevel_below_uniform_on_cpu():
     assert _temp(nd.MultiLevel(8)) < _temp(nd.Uniform(50))
 
 
+@pytest.mark.slow
 def test_non_divisor_block_costs_no_more_than_neighbours():
     mem = {k: _temp(nd.Uniform(k)) for k in (40, 45, 50)}
     assert mem[45] <= 1.1 * max(mem[40], mem[50])

@@ -119,6 +119,7 @@ def _coupling(n):
     return n.coupling.G
 
 
+@pytest.mark.slow
 def test_an_rmse_fc_loss_is_squared_first():
     # The root of a mean square concentrates its curvature at each noise key's own minimum
     # (benchmarks/uncertainty.md): nd.uncertainty works on its square, the same minimiser.
