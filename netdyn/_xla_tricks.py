@@ -7,7 +7,7 @@ function takes it when the computation is lowered for that platform
 time) and computes the plain formulation elsewhere. The rest are needed on every
 backend, for the values they keep. ``tests/test_xla_tricks.py`` pins each against its
 plain formulation, in value and derivative; the measurements are in
-``benchmarks/xla_tricks.md`` (``scripts/benchmarks/bench_xla_tricks.py`` switches each
+``benchmarks/xla_tricks.md`` (``scripts/studies/bench_xla_tricks.py`` switches each
 one off).
 """
 

@@ -1,6 +1,6 @@
 """Shared code of the benchmark scripts: the reference workload, timing and report pieces.
 
-Imported by the ``bench_*.py`` scripts next to it (run them as
+Imported by the ``bench_*.py`` scripts next to it and in ``scripts/studies/`` (run them as
 ``python scripts/benchmarks/bench_X.py``: their folder is then on ``sys.path``). Importing
 it puts this checkout first on ``sys.path``, so that the scripts measure the netdyn they
 sit in, also from an environment where another netdyn (or tvboptim) is installed.
@@ -441,5 +441,7 @@ def kept_tail(path, marker: str) -> str:
 
 
 def command(script: str, *options: str) -> str:
-    """How a report names the command that wrote it."""
-    return " ".join(["python", f"scripts/benchmarks/{script}", *filter(None, options)])
+    """How a report names the command that wrote it (``script`` in ``scripts/benchmarks/``,
+    or ``FOLDER/script`` in ``scripts/FOLDER/``)."""
+    path = f"scripts/{script}" if "/" in script else f"scripts/benchmarks/{script}"
+    return " ".join(["python", path, *filter(None, options)])

@@ -14,9 +14,9 @@ sigma, and does a short loss resolve it? The same keys serve every sigma (common
 numbers). The points measured so far are kept in sigma_level.partial.json beside the
 report until the whole is written.
 
-    python scripts/benchmarks/bench_sigma_level.py                       # rww-2, ~20 min, 2 cores
-    python scripts/benchmarks/bench_sigma_level.py --only rww-2 rww-4 --sigmas 0.0016 0.0033
-    python scripts/benchmarks/bench_sigma_level.py --smoke               # tiny runs, minutes
+    python scripts/studies/bench_sigma_level.py                       # rww-2, ~20 min, 2 cores
+    python scripts/studies/bench_sigma_level.py --only rww-2 rww-4 --sigmas 0.0016 0.0033
+    python scripts/studies/bench_sigma_level.py --smoke               # tiny runs, minutes
 """
 
 import dataclasses
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from unittest import mock
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common  # noqa: F401 (first: this checkout's netdyn)
 import _harness as H
 import jax
@@ -133,7 +134,7 @@ def render(m: dict) -> str:
              "2 sets; 'between': FC r of set 1 with set 2). Short: the fit's own loss "
              f"({c['loss']}, {c['realisations']} x {c['duration'] / 1000:g} s) at keys "
              f"{m['short_keys']}, mean ± sd.", "",
-             f"Command: `python scripts/benchmarks/bench_sigma_level.py "
+             f"Command: `python scripts/studies/bench_sigma_level.py "
              f"{' '.join(H.shown_argv(m))}`", ""]
     head = ["sigma", "G on the level (the scan's start)", "long FC r",
             "long FC r between sets", "long mean FC", "long RMSE", "short loss",
@@ -143,7 +144,7 @@ def render(m: dict) -> str:
                   f"(target mean FC {t['target_mean_fc']:.4f}; target made in "
                   f"{t['target_seconds']:.0f} s; the scan's crossing: "
                   f"{t.get('side', 'falling')})", "",
-                  f"Its command: `python scripts/benchmarks/bench_sigma_level.py "
+                  f"Its command: `python scripts/studies/bench_sigma_level.py "
                   f"{' '.join(H.shown_argv(t))}`", ""]
         rows = []
         for p in t["points"]:

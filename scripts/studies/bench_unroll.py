@@ -17,10 +17,11 @@ as ratios to ``unroll=1`` of the same dtype (shared machines are noisy: compare 
 from one run). It also checks that the BOLD of every ``unroll`` is bit-identical to that of
 ``unroll=1`` and reports the gradient's relative difference::
 
-    python scripts/benchmarks/bench_unroll.py       # 10 s, float64 and float32, unroll 1-16
-    python scripts/benchmarks/bench_unroll.py --smoke --repeats 1 --unrolls 1 2 --seconds 1
+    python scripts/studies/bench_unroll.py       # 10 s, float64 and float32, unroll 1-16
+    python scripts/studies/bench_unroll.py --smoke --repeats 1 --unrolls 1 2 --seconds 1
 """
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import jax
@@ -115,7 +116,7 @@ def render(m: dict) -> str:
     """The table of ratios and its reading."""
     source, n_steps, rows, seconds, repeats = (
         m["source"], m["n_steps"], m["rows"], m["seconds"], m["repeats"])
-    cmd = C.command("bench_unroll.py", seconds != 10.0 and f"--seconds {seconds:g}",
+    cmd = C.command("studies/bench_unroll.py", seconds != 10.0 and f"--seconds {seconds:g}",
                     repeats != 5 and f"--repeats {repeats}")
     out = ["# Unrolling the time loop", ""]
     out.append(

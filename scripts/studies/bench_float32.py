@@ -6,12 +6,13 @@ default model crosses at its operating point; written naively it gave NaN FC for
 a float32 G grid. This runs a float32 grid over G (forward, several noise realisations,
 after a burn-in) and the float32 gradient of the fit's loss at each point.
 
-    python scripts/benchmarks/bench_float32.py
-    python scripts/benchmarks/bench_float32.py --smoke     # 2 values of G, 1 realisation
+    python scripts/studies/bench_float32.py
+    python scripts/studies/bench_float32.py --smoke     # 2 values of G, 1 realisation
 """
 
 import time
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import equinox as eqx
@@ -82,7 +83,7 @@ def render(m: dict) -> str:
                       for G, v, r, mf, g in rows)
     return f"""# Float32 across the critical region
 
-`{C.command("bench_float32.py")}` (float32, {m['jax']}):
+`{C.command("studies/bench_float32.py")}` (float32, {m['jax']}):
 the default model of `netdyn fit` (sigma = 0.00283), {m['grid']} values of G over
 [{rows[0][0]:.2f}, {rows[-1][0]:.2f}], each: a 57.6 s burn-in, then {m['realisations']} x 43.2 s of
 BOLD, loss 1 - r + |mean FC difference| and its gradient in G ({m['seconds']:.0f} s in all).

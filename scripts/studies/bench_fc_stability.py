@@ -7,13 +7,14 @@ deviation) of the FC r against the empirical FC and of the mean FC, and the wall
 one forward evaluation and of one gradient. The model is ``netdyn fit``'s default at the
 operating point it finds (G = 0.222, sigma = 0.00287), float64.
 
-    python scripts/benchmarks/bench_fc_stability.py
-    python scripts/benchmarks/bench_fc_stability.py --smoke      # 2 splits of 14.4 s, 2 seeds
+    python scripts/studies/bench_fc_stability.py
+    python scripts/studies/bench_fc_stability.py --smoke      # 2 splits of 14.4 s, 2 seeds
 """
 
 import os
 import platform
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import equinox as eqx
@@ -67,7 +68,7 @@ def render(m: dict) -> str:
         f"{tg:.1f} s |" for B, T, rm, rs, mm, ms, tf, tg in m["rows"])
     return f"""# One long run or several realisations?
 
-`{C.command("bench_fc_stability.py")}` on {m['platform']}
+`{C.command("studies/bench_fc_stability.py")}` on {m['platform']}
 (shared, times noisy), {m['jax']}.
 {m['total'] / 1000:g} s of BOLD per evaluation (TR 720 ms) split into B realisations, each
 after its own 57.6 s burn-in; `netdyn fit`'s model at G = 0.222, sigma = 0.00287; FC r
