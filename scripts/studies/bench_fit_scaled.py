@@ -8,15 +8,16 @@ data would be (weights and lengths as CSV, the 7 BOLD runs as one ``.npy``). Wit
 linear coupling, weights x s at coupling G/s is the same network: a start that finds the
 band lands at G x s equal for every s, and the test-run scores agree within noise.
 
-    python scripts/benchmarks/bench_fit_scaled.py                  # about 15 min, 2 CPU cores
-    python scripts/benchmarks/bench_fit_scaled.py --append --scales 0.5 2   # add rows
-    python scripts/benchmarks/bench_fit_scaled.py --smoke --scales 1.06 --extra --steps 2
+    python scripts/studies/bench_fit_scaled.py                  # about 15 min, 2 CPU cores
+    python scripts/studies/bench_fit_scaled.py --append --scales 0.5 2   # add rows
+    python scripts/studies/bench_fit_scaled.py --smoke --scales 1.06 --extra --steps 2
 """
 
 import argparse
 import tempfile
 from pathlib import Path
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import numpy as np
@@ -75,7 +76,7 @@ def render(m: dict) -> str:
     rows = m["rows"]
     lines = [
         "# The default fit on a rescaled connectome", "",
-        f"Written by `{C.command('bench_fit_scaled.py', *m['extra'])}`"
+        f"Written by `{C.command('studies/bench_fit_scaled.py', *m['extra'])}`"
         + (" (rows added with `--append --scales ...`)" if m["append"] else "") + ". "
         "Every row is the default `netdyn fit` (fitted on runs 1-4 of the embedded HCP BOLD, "
         "scored on runs 5-7, held-out noise), the first on the embedded dataset, the others "

@@ -8,14 +8,15 @@ simulated with several held-out noise sets (4 x 288 s each, keys the fits never 
 and scored against the test runs 5-7 and the training runs 1-4: mean and standard
 deviation over the noise sets of FC r, mean FC and FCD KS, beside the noise ceiling.
 
-    python scripts/benchmarks/bench_fit_heterogeneous.py            # about 40 min, 2 cores
-    python scripts/benchmarks/bench_fit_heterogeneous.py --work DIR  # reuse fits in DIR
-    python scripts/benchmarks/bench_fit_heterogeneous.py --smoke    # tiny runs, minutes
+    python scripts/studies/bench_fit_heterogeneous.py            # about 40 min, 2 cores
+    python scripts/studies/bench_fit_heterogeneous.py --work DIR  # reuse fits in DIR
+    python scripts/studies/bench_fit_heterogeneous.py --smoke    # tiny runs, minutes
 """
 
 import tempfile
 from pathlib import Path
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import equinox as eqx
@@ -119,7 +120,7 @@ def render(m: dict) -> str:
     first = results["homogeneous"]["scores"]["sets"][0]
     lines = [
         "# Regional heterogeneity, scored on runs and noise the fit never saw", "",
-        f"Written by `{C.command('bench_fit_heterogeneous.py')}`. Both fits: `netdyn fit "
+        f"Written by `{C.command('studies/bench_fit_heterogeneous.py')}`. Both fits: `netdyn fit "
         "--model rww-ei-fic` (two-population Wong-Wang, feedback inhibition control at 3 "
         "Hz, BOLD of S_e at TR 720 ms, dt 1 ms, exact gradients) on the embedded HCP data, "
         f"fitted on runs 1-4. Each fitted model is simulated with {m['keys']} held-out noise "
