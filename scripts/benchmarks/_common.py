@@ -88,22 +88,6 @@ def load_data():
     )
 
 
-def random_connectome(n: int = 84, max_delay: float = 56.0):
-    """``(weights / max, lengths, target FC)`` of a seeded random graph with the reference's
-    sizes (compiled memory depends only on them): half the entries kept, delays uniform in
-    [2, ``max_delay``] ms and one of exactly ``max_delay``, a random FC.
-
-    The lengths are 4 x the delays, for the presets' 4 mm/ms: scaling by a power of two is
-    exact, so the network's delays are the drawn ones bit for bit."""
-    rng = np.random.default_rng(0)
-    weights = rng.uniform(0.0, 1.0, (n, n)) * (rng.random((n, n)) < 0.5)
-    np.fill_diagonal(weights, 0.0)
-    delays = rng.uniform(2.0, max_delay, (n, n))
-    delays[0, 1] = max_delay
-    target = np.corrcoef(rng.standard_normal((4 * n, n)).T)
-    return weights / weights.max(), SPEED * delays, target
-
-
 # ------------------------------------------------------------------------- networks
 
 
