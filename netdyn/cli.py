@@ -8,8 +8,8 @@
   its plan), to simulate or analyse further.
 """
 
-from ._cli._load import load_fitted as load_fitted
 from ._cli._main import main as main
 from ._cli._plan import FitPlan as FitPlan, plan as plan
+from ._cli._run_folder import load_fitted as load_fitted
 
 __all__ = ["FitPlan", "load_fitted", "main", "plan"]

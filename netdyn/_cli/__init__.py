@@ -1,10 +1,12 @@
 """The ``netdyn`` command line (public as ``netdyn.cli``).
 
-One concern a module: ``_parser`` (options) and ``_help`` (its description), ``_defaults``
-(the defaults that depend on other options: ``--engine auto``, ``--quick``), ``_data``
-(files read), ``_model`` (the models offered, ``--fit`` and ``--remat``), ``_checks``
-(numeric options), ``_plan`` (what a fit is made of, built once), ``_fit_command`` (the
-command), ``_evaluation`` (the fitted model's own FC and the held-out check),
-``_report`` (what is written and printed), ``_plot`` (the figure), ``_load`` (a finished
-fit back in Python), ``_main`` (the entry point and its error handling).
+One concern a module: ``_parser`` (options), ``_options`` (their description, the defaults
+that depend on other options: ``--engine auto``, ``--quick``; the checks of numeric
+options), ``_data`` (files read, regional maps), ``_model`` (the models offered, ``--fit``
+and ``--remat``), ``_plan`` (what a fit is made of, built once), ``_fit_command`` (the
+command), ``_evaluation`` (the fitted model's own FC, the held-out and the long check),
+``_uncertainty`` (error bars), ``_report`` (what is written and printed, ``netdyn
+summary`` too), ``_plot`` (the figure), ``_run_folder`` (``--out``, ``--resume``, and
+``load_fitted``: a finished fit back in Python), ``_main`` (the entry point and its error
+handling).
 """

@@ -1,5 +1,6 @@
-"""The connectome, the empirical FC and the BOLD runs that ``netdyn fit`` reads, and the
-split of the runs into those the fit sees and those it is scored on."""
+"""The connectome, the empirical FC and the BOLD runs that ``netdyn fit`` reads, the
+split of the runs into those the fit sees and those it is scored on, and the regional
+maps of ``--maps``."""
 
 import math
 import zipfile
@@ -7,11 +8,13 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import datasets
 from .._observation.runs import runs_fc
+from .._parameterisation import maps as region_maps
 from .._validate import real_array
 from ..datasets._files import read_npy
 
@@ -186,3 +189,35 @@ def _fc_file(path: str, n: int) -> np.ndarray:
 
 def _weights(args, data) -> np.ndarray:
     return np.asarray((datasets.normalise(data) if args.normalise else data).weights)
+
+
+class RegionMaps(NamedTuple):
+    """``k`` named maps, z-scored, ``values`` ``[k, nodes]``."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+
+def read_maps(spec: str, weights: np.ndarray, target_fc: np.ndarray) -> RegionMaps:
+    """The maps of ``--maps``: ``in-strength`` (of the weights), ``fc-gradient`` (the
+    principal gradient of the fitted FC, never of the test subjects), or files."""
+    names, values = [], []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        if item == "in-strength":
+            name, v = item, region_maps.in_strength(weights)
+        elif item == "fc-gradient":
+            name, v = item, region_maps.fc_gradient(target_fc)
+        else:
+            try:
+                name, v = region_maps.read(item, weights.shape[0])
+            except ValueError as e:
+                raise ValueError(f"--maps {e}") from None
+        if name in names:
+            raise ValueError(f"--maps {spec!r} names {name} twice.")
+        names.append(name)
+        values.append(v)
+    if not names:
+        raise ValueError("--maps: give at least one map (in-strength, fc-gradient or a file).")
+    return RegionMaps(tuple(names), np.stack(values))

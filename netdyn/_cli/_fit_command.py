@@ -22,8 +22,7 @@ from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
 from .._search.scan_start import scan_start
 from ._data import FitData
-from ._evaluation import at_fit, heldout_check
-from ._long_check import long_check
+from ._evaluation import at_fit, heldout_check, long_check
 from ._model import MODELS, factor, with_G
 from ._plan import FitPlan, plan_options
 from ._report import (
@@ -33,6 +32,7 @@ from ._report import (
     for_people,
     no_crossing_message,
     report,
+    summary,
     write_history,
     write_results,
 )
@@ -47,7 +47,6 @@ from ._run_folder import (
     resume_command,
     resumes,
 )
-from ._summary import summary
 from ._uncertainty import parameter_uncertainty
 
 # The held-out noise: a stream of the seed's key that the fit's realisations

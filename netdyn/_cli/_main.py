@@ -10,7 +10,7 @@ import jax
 from .._persistence import interrupt
 from ._fit_command import fit_command
 from ._parser import build_parser
-from ._summary import finished_summary
+from ._report import finished_summary
 
 
 def _one_line(e: BaseException) -> str:

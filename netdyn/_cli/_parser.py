@@ -4,7 +4,8 @@ import argparse
 
 from .. import datasets
 from .._loss.fc_loss import METRICS
-from ._defaults import (
+from ._model import MODELS
+from ._options import (
     DEFAULT_BISECT,
     DEFAULT_DURATION,
     DEFAULT_GRID,
@@ -14,9 +15,8 @@ from ._defaults import (
     DEFAULT_LR,
     DEFAULT_REALISATIONS,
     DEFAULT_STEPS,
+    FIT_HELP,
 )
-from ._help import FIT_HELP
-from ._model import MODELS
 from ._uncertainty import AUTO_COORDINATES
 
 

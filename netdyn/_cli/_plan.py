@@ -13,11 +13,9 @@ from .._loss.linear_fc_loss import LinearFcLoss
 from .._network import Network
 from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun
-from ._checks import check_numbers
-from ._data import FitData, load_data
-from ._defaults import fill_defaults
-from ._maps import RegionMaps, read_maps
+from ._data import FitData, RegionMaps, load_data, read_maps
 from ._model import network, optimizer, remat, selection, step_scales
+from ._options import check_numbers, fill_defaults
 from ._parser import build_parser
 
 
