@@ -149,7 +149,8 @@ def load_data(args) -> FitData:
     if fc is None:
         raise ValueError(f"--dataset {data.name!r} has no FC and no BOLD runs: pass --fc FILE "
                          "or --bold FILE [FILE ...].")
-    return FitData(_weights(args, data), np.asarray(data.lengths), np.asarray(fc, dtype=float),
+    weights = np.asarray((datasets.normalise(data) if args.normalise else data).weights)
+    return FitData(weights, np.asarray(data.lengths), np.asarray(fc, dtype=float),
                    data.name, train_data, [runs[r - 1] for r in test] or None, train, test, tr)
 
 
@@ -167,10 +168,8 @@ def _connectome(args) -> datasets.Dataset:
     elif args.dataset.endswith(".zip"):
         data = _read("--dataset", args.dataset, datasets.read_tvb_zip)
     else:
-        raise ValueError(
-            f"--dataset {args.dataset!r}: not an embedded dataset "
-            f"({', '.join(datasets.available())}), a .npz or a TVB .zip file."
-        )
+        raise ValueError(f"--dataset {args.dataset!r}: not an embedded dataset "
+                         f"({', '.join(datasets.available())}), a .npz or a TVB .zip file.")
     if data.lengths is None:
         raise ValueError(f"--dataset {data.name!r} has no tract lengths (needed for delays).")
     return data
@@ -185,10 +184,6 @@ def _fc_file(path: str, n: int) -> np.ndarray:
             f"regions (expected ({n}, {n}))."
         )
     return target
-
-
-def _weights(args, data) -> np.ndarray:
-    return np.asarray((datasets.normalise(data) if args.normalise else data).weights)
 
 
 class RegionMaps(NamedTuple):

@@ -24,6 +24,7 @@ from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
 from ._model import MODELS, factor, with_G
+from ._options import fitted_names
 from ._plan import FitPlan, plan_options
 from ._report import (
     cautions,
@@ -40,17 +41,13 @@ from ._run_folder import (
     CHECKPOINT,
     SCAN,
     checkpoint_steps,
+    command_line,
     prepare,
     read_scan,
     record_resume,
-    rerun_command,
-    resume_command,
     resumes,
 )
 from ._uncertainty import parameter_uncertainty
-
-# The held-out noise: a stream of the seed's key that the fit's realisations
-# (fold_in(key, b) for b < --realisations) never use.
 
 
 def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
@@ -85,8 +82,7 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
 
 def _start(args, out: Path, net, loss_fn, key) -> dict | None:
     """The scan of G (run now, or that of the run resumed), ``None`` without a scan."""
-    fitted = {spec.partition(":")[0].strip() for spec in args.fit.split(",")}
-    if not (args.grid > 0 and args.G is None and "G" in fitted):
+    if not (args.grid > 0 and args.G is None and "G" in fitted_names(args.fit)):
         return None
     if args.resume and (out / SCAN).is_file():
         return read_scan(out)
@@ -114,10 +110,11 @@ def fit_command(args, argv: Sequence[str]) -> int:
         saved = checkpoint_steps(out)
         if saved is None or saved[0] == 0:
             print("netdyn fit: interrupted before the first step was done: nothing to "
-                  f"resume. Start again with: {rerun_command(argv)}", file=sys.stderr)
+                  f"resume. Start again with: {command_line(argv, '--overwrite')}",
+                  file=sys.stderr)
         else:
             print(f"netdyn fit: interrupted; {saved[0]} of {saved[1]} steps are saved in "
-                  f"{out / CHECKPOINT}. Continue with: {resume_command(argv)}",
+                  f"{out / CHECKPOINT}. Continue with: {command_line(argv, '--resume')}",
                   file=sys.stderr)
         return 130
 
@@ -127,9 +124,9 @@ def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
     text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
     saved = checkpoint_steps(out)
     if saved is None or saved[0] == 0:
-        return f"{text}; no step is saved: start again with: {rerun_command(argv)}"
+        return f"{text}; no step is saved: start again with: {command_line(argv, '--overwrite')}"
     return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / CHECKPOINT}: "
-            f"once it can be written, continue with: {resume_command(argv)}")
+            f"once it can be written, continue with: {command_line(argv, '--resume')}")
 
 
 def _run(out: Path, planned: FitPlan) -> int:
@@ -157,9 +154,8 @@ def _run(out: Path, planned: FitPlan) -> int:
     if scan is not None and scan["start"] is None:
         print(no_crossing_message(scan, out), file=sys.stderr)
         return 3
-    G = scan["start"] if scan is not None else None
-    if G is not None:
-        net = with_G(args, net, G)
+    if scan is not None:
+        net = with_G(args, net, scan["start"])
     check = None if args.no_gradient_check or args.resume else _gradient_check(
         args, loss_fn, net, where, key)
     interrupt.check()
@@ -193,13 +189,9 @@ def _run(out: Path, planned: FitPlan) -> int:
     history = for_people(history, args.model)
     result = report(args, history, where(fitted), (train, heldout[0]), scan, data.target,
                     elapsed)
-    result["heldout_sd"], result["heldout_each"] = heldout[1], heldout[2]
-    result["heldout_sets"] = args.heldout_sets
-    result["runs"], result["runs_sd"], result["runs_each"] = runs
-    result["uncertainty"] = spread
-    result["long_check"] = long
-    result["gradient_check"] = check
-    result["resumed"] = resumes(out)
+    result.update(heldout_sd=heldout[1], heldout_each=heldout[2], heldout_sets=args.heldout_sets,
+                  runs=runs[0], runs_sd=runs[1], runs_each=runs[2], uncertainty=spread,
+                  long_check=long, gradient_check=check, resumed=resumes(out))
     if planned.maps is not None:
         result["maps"] = {"names": list(planned.maps.names), "parameters": list(where.mapped)}
     result["cautions"] = cautions(result)

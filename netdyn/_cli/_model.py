@@ -240,9 +240,7 @@ def remat(spec: str) -> AbstractRemat:
             return MultiLevel(int(arg) if arg else 16)
     except ValueError as e:
         raise ValueError(f"--remat {spec!r}: {e}") from None
-    raise ValueError(
-        f"--remat {spec!r}: expected none, uniform:K, nested:K1,K2 or multilevel:B."
-    )
+    raise ValueError(f"--remat {spec!r}: expected none, uniform:K, nested:K1,K2 or multilevel:B.")
 
 
 # With per-region parameters fitted as well, a parameter that moves every region at once

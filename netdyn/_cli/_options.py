@@ -120,7 +120,8 @@ interrupted.
 """
 
 
-def _fitted_names(fit: str | None) -> set[str]:
+def fitted_names(fit: str | None) -> set[str]:
+    """The parameters ``--fit`` names, without their ``:global``/``:maps`` suffixes."""
     return set() if fit is None else {s.partition(":")[0].strip() for s in fit.split(",")}
 
 
@@ -130,7 +131,7 @@ def engine(args) -> str:
     else the simulation."""
     if args.engine != "auto":
         return args.engine
-    needs_simulation = "sigma" in _fitted_names(args.fit) or args.fcd_weight > 0
+    needs_simulation = "sigma" in fitted_names(args.fit) or args.fcd_weight > 0
     return "linear" if args.model in LINEAR_MODELS and not needs_simulation else "simulation"
 
 
@@ -204,7 +205,7 @@ def check_numbers(args) -> None:
         _positive("--G", args.G)
     if args.sigma is not None and not (math.isfinite(args.sigma) and args.sigma >= 0):
         raise ValueError(f"--sigma must be a finite number >= 0, got {args.sigma}.")
-    fitted = {spec.partition(":")[0].strip() for spec in args.fit.split(",")}
+    fitted = fitted_names(args.fit)
     if args.sigma == 0 and "sigma" in fitted:
         raise ValueError("--sigma 0 cannot be fitted (it is fitted on a log scale): give "
                          "--sigma > 0, or leave sigma out of --fit.")

@@ -40,7 +40,7 @@ def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
     rows = ((0, train, "analytic FC" if analytic else "simulated, fit noise"),
             (1, heldout, "simulated, held-out"))
     for row, simulated, label in rows:
-        a = ax[row, 1] if row == 1 else ax[0, 1]
+        a = ax[row, 1]
         if row == 0:
             im = a.imshow(target, vmin=-1, vmax=1, cmap="RdBu_r")
             a.set_title(f"empirical FC, fitted (mean {target[iu].mean():.2f})")

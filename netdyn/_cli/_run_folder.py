@@ -187,21 +187,12 @@ def checkpoint_steps(out: Path) -> tuple[int, int] | None:
     return saved_steps(path)
 
 
-def _command(argv: Sequence[str], flag: str) -> str:
+def command_line(argv: Sequence[str], flag: str) -> str:
     """``argv`` as a ``netdyn`` command line, with ``flag`` in place of ``--resume`` or
-    ``--overwrite``."""
+    ``--overwrite``: the command that continues the run (``"--resume"``) or starts it
+    again from nothing (``"--overwrite"``)."""
     kept = [a for a in argv if a not in ("--resume", "--overwrite")]
     return shlex.join(["netdyn", *kept, flag])
-
-
-def resume_command(argv: Sequence[str]) -> str:
-    """The command line that continues the run started with ``argv``."""
-    return _command(argv, "--resume")
-
-
-def rerun_command(argv: Sequence[str]) -> str:
-    """The command line that starts the run of ``argv`` again, from nothing."""
-    return _command(argv, "--overwrite")
 
 
 def load_fitted(folder: str | os.PathLike) -> tuple[Network, FitPlan]:

@@ -1,5 +1,5 @@
-"""Error bars of ``netdyn fit``: the held-out check over several noise sets, and the
-fitted parameters' intervals (``nd.uncertainty``: noise keys and left-out training subjects)."""
+"""Error bars of ``netdyn fit``: the fitted parameters' intervals (``nd.uncertainty``: noise
+keys and left-out training subjects), G's profile, and the held-out check's noise stream."""
 
 import time
 
