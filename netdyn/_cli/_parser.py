@@ -33,17 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_options(p)
     model = p.add_argument_group("model")
     model.add_argument("--model", choices=sorted(MODELS), default="rww-ei-fic",
-                       help="rww: Reduced Wong-Wang (w=0.5, I_o=0.32), delayed linear "
-                       "coupling, BOLD of S; hopf: Stuart-Landau oscillators (a=-0.02 /s, "
-                       "0.05 Hz), delayed diffusive coupling, TR averages of x as signal; "
-                       "rww-ei-fic: excitatory and inhibitory Wong-Wang populations (TVB's "
-                       "ReducedWongWangExcInh) with feedback inhibition control (every "
-                       "region's excitatory rate at 3 Hz), BOLD of S_e "
-                       "(default: rww-ei-fic)")
+                       help="rww: Reduced Wong-Wang (w=0.5, I_o=0.32), delayed linear coupling, "
+                       "BOLD of S; hopf: Stuart-Landau oscillators (a=-0.02 /s, 0.05 Hz), delayed "
+                       "diffusive coupling, TR averages of x as signal; rww-ei-fic: excitatory and "
+                       "inhibitory Wong-Wang populations (TVB's ReducedWongWangExcInh) with "
+                       "feedback inhibition control (every region's excitatory rate at 3 Hz), BOLD "
+                       "of S_e (default: rww-ei-fic)")
     model.add_argument("--G", type=float, default=None,
-                       help="initial global coupling (default: the best point of the "
-                       "--grid search; without it 0.15 for rww, 0.5 for hopf and "
-                       "rww-ei-fic)")
+                       help="initial global coupling (default: the best point of the --grid "
+                       "search; without it 0.15 for rww, 0.5 for hopf and rww-ei-fic)")
     model.add_argument("--speed", type=float, default=4.0,
                        help="conduction speed in mm/ms (delays = lengths / speed; default 4)")
     model.add_argument("--sigma", type=float, default=None,
@@ -54,21 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measured simulated time per realisation in ms, a multiple of "
                        f"--tr (default {DEFAULT_DURATION:.0f})")
     model.add_argument("--realisations", type=int, default=None,
-                       help="independent noise realisations per step, simulated in parallel; "
-                       "the loss compares their mean FC (default "
-                       f"{DEFAULT_REALISATIONS})")
+                       help="independent noise realisations per step, simulated in parallel; the "
+                       f"loss compares their mean FC (default {DEFAULT_REALISATIONS})")
     model.add_argument("--burn-in", type=float, default=None, dest="burn_in",
-                       help="ms simulated before each measured run and not compared, so "
-                       "that the FC is that of stationary dynamics (the gradient runs "
-                       "through it, see --truncated-gradient); rounded up to whole TRs "
-                       "(default 57600; 28800 for rww-ei-fic, which starts near its "
-                       "balanced state)")
+                       help="ms simulated before each measured run and not compared, so that the "
+                       "FC is that of stationary dynamics (the gradient runs through it, see "
+                       "--truncated-gradient); rounded up to whole TRs (default 57600; 28800 for "
+                       "rww-ei-fic, which starts near its balanced state)")
     model.add_argument("--truncated-gradient", action="store_false", dest="burn_in_gradient",
                        help="hold the burn-in's final state fixed in the gradient (faster, "
-                       "approximate: it can point the wrong way where the dynamics have a "
-                       "long memory, near the critical coupling and for regional "
-                       "parameters); by default the gradient is exact, through the burn-in "
-                       "too")
+                       "approximate: it can point the wrong way where the dynamics have a long "
+                       "memory, near the critical coupling and for regional parameters); by "
+                       "default the gradient is exact, through the burn-in too")
     model.add_argument("--tr", type=float, default=None,
                        help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
                        "the HCP's)")
@@ -88,45 +83,40 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     """The options of ``netdyn fit`` that choose what is fitted and how."""
     opt = p.add_argument_group("fit")
     opt.add_argument("--engine", choices=("auto", "simulation", "linear"), default="auto",
-                     help="what each step's loss compares: simulation (the FC of simulated "
-                     "BOLD, noisy; every parameter) or linear (the analytic FC of the network "
-                     "linearised at its stable fixed point, nd.LinearFcLoss: exact, "
-                     "noise-free, milliseconds; not sigma, which cancels in it; for models "
-                     "away from a bifurcation: rww-ei-fic). The held-out check and the "
-                     "scores are simulated either way. auto: linear for rww-ei-fic unless "
-                     "--fit names sigma or --fcd-weight is given, else simulation "
-                     "(default auto)")
+                     help="what each step's loss compares: simulation (the FC of simulated BOLD, "
+                     "noisy; every parameter) or linear (the analytic FC of the network linearised "
+                     "at its stable fixed point, nd.LinearFcLoss: exact, noise-free, milliseconds; "
+                     "not sigma, which cancels in it; for models away from a bifurcation: "
+                     "rww-ei-fic). The held-out check and the scores are simulated either way. "
+                     "auto: linear for rww-ei-fic unless --fit names sigma or --fcd-weight is "
+                     "given, else simulation (default auto)")
     opt.add_argument("--fit", default=None, metavar="NAMES",
-                     help="comma-separated parameters to fit: G (global coupling), sigma "
-                     "(noise amplitude, one for all regions) and the model's parameters "
-                     "(rww: w, I_o, J_N, gamma, tau_s; hopf: a (/s), omega (Hz); rww-ei-fic: w_p, "
-                     "I_o, J_N, W_e, W_i), one value per region, one in all with a ':global' "
-                     "suffix, or varying along the --maps with a ':maps' suffix (P_i = P (1 "
-                     "+ sum_k c_k M_ki), the coefficients c_k fitted); input-gain: each "
-                     "region's input scaled by exp(g_i), g mean-free, per region or along "
-                     "the maps (input-gain:maps); e.g. 'G,I_o', 'G,w:global', "
-                     "'G,sigma,w_p:maps' or 'G,sigma,input-gain' (default: G,sigma; G with "
-                     "--engine linear)")
+                     help="comma-separated parameters to fit: G (global coupling), sigma (noise "
+                     "amplitude, one for all regions) and the model's parameters (rww: w, I_o, "
+                     "J_N, gamma, tau_s; hopf: a (/s), omega (Hz); rww-ei-fic: w_p, I_o, J_N, W_e, "
+                     "W_i), one value per region, one in all with a ':global' suffix, or varying "
+                     "along the --maps with a ':maps' suffix (P_i = P (1 + sum_k c_k M_ki), the "
+                     "coefficients c_k fitted); input-gain: each region's input scaled by "
+                     "exp(g_i), g mean-free, per region or along the maps (input-gain:maps); e.g. "
+                     "'G,I_o', 'G,w:global', 'G,sigma,w_p:maps' or 'G,sigma,input-gain' (default: "
+                     "G,sigma; G with --engine linear)")
     opt.add_argument("--maps", default="in-strength,fc-gradient", metavar="MAPS",
-                     help="the regional maps of ':maps' parameters, comma-separated: "
-                     "in-strength (of the weights), fc-gradient (the principal gradient of "
-                     "the fitted FC, Margulies et al. 2016) or files with one value per "
-                     "region (an optional first line names the map), each z-scored "
-                     "(default: in-strength,fc-gradient)")
+                     help="the regional maps of ':maps' parameters, comma-separated: in-strength "
+                     "(of the weights), fc-gradient (the principal gradient of the fitted FC, "
+                     "Margulies et al. 2016) or files with one value per region (an optional first "
+                     "line names the map), each z-scored (default: in-strength,fc-gradient)")
     opt.add_argument("--loss", choices=METRICS, default="1-r+huber",
-                     help="1-r+huber: 1 - the Pearson r of the FC upper triangles (pattern) "
-                     "plus the difference of their means (level), smoothed within 0.05 of "
-                     "the empirical mean (Huber: no kink where a fit sits); 1-r+mean: the "
-                     "absolute difference instead; 1-r: pattern only; rmse: their RMSE "
-                     "(default: 1-r+huber)")
+                     help="1-r+huber: 1 - the Pearson r of the FC upper triangles (pattern) plus "
+                     "the difference of their means (level), smoothed within 0.05 of the empirical "
+                     "mean (Huber: no kink where a fit sits); 1-r+mean: the absolute difference "
+                     "instead; 1-r: pattern only; rmse: their RMSE (default: 1-r+huber)")
     opt.add_argument("--grid", type=int, default=None, metavar="N",
-                     help="when G is fitted and --G is not given: scan N values of G evenly "
-                     "spaced over [G0 / 3, 3 G0] (G0 the model's default; extended up to "
-                     "twice, 3x beyond its edge, if needed), each scored by one forward "
-                     "simulation of one realisation, for the two neighbours between which "
-                     "the simulated mean FC crosses the empirical one; --bisect narrows "
-                     "that bracket; the fit starts at the lowest loss seen. 0: start at G0 "
-                     f"(default {DEFAULT_GRID})")
+                     help="when G is fitted and --G is not given: scan N values of G evenly spaced "
+                     "over [G0 / 3, 3 G0] (G0 the model's default; extended up to twice, 3x beyond "
+                     "its edge, if needed), each scored by one forward simulation of one "
+                     "realisation, for the two neighbours between which the simulated mean FC "
+                     "crosses the empirical one; --bisect narrows that bracket; the fit starts at "
+                     f"the lowest loss seen. 0: start at G0 (default {DEFAULT_GRID})")
     opt.add_argument("--bisect", type=int, default=None, metavar="K",
                      help="bisections of the bracket of the mean-FC crossing (each one "
                      f"forward simulation; default {DEFAULT_BISECT}: 2^-{DEFAULT_BISECT} of "
@@ -134,8 +124,7 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     opt.add_argument("--fcd-weight", type=float, default=0.0, dest="fcd_weight",
                      help="weight of an FCD term in the loss: the smoothed Kolmogorov-Smirnov "
                      "distance between the simulated and the training subjects' FCD values "
-                     "(--fcd-window, --fcd-step; --duration must hold a window; default 0: "
-                     "none)")
+                     "(--fcd-window, --fcd-step; --duration must hold a window; default 0: none)")
     opt.add_argument("--steps", type=int, default=None,
                      help=f"optimization steps (default {DEFAULT_STEPS})")
     opt.add_argument("--lr", type=float, default=DEFAULT_LR,
@@ -168,14 +157,12 @@ def add_data_options(p: argparse.ArgumentParser) -> None:
                       "(default: hcp)")
     data.add_argument("--weights", metavar="CSV",
                       help="weights matrix file [target, source] (replaces --dataset)")
-    data.add_argument("--lengths", metavar="CSV", help="tract lengths file in mm (with "
-                      "--weights)")
+    data.add_argument("--lengths", metavar="CSV", help="tract lengths file in mm (with --weights)")
     data.add_argument("--fc", metavar="FILE", help="empirical FC matrix to fit (.csv/.txt or "
-                      ".npy); default: the mean FC of the training subjects "
-                      "(--train-subjects), else the dataset's. Alone, it leaves the "
-                      "dataset's subjects unused (not this FC's: no test-subject scores, no "
-                      "leave-one-subject-out error bars); give its subjects' BOLD with "
-                      "--bold instead to have both")
+                      ".npy); default: the mean FC of the training subjects (--train-subjects), "
+                      "else the dataset's. Alone, it leaves the dataset's subjects unused (not "
+                      "this FC's: no test-subject scores, no leave-one-subject-out error bars); "
+                      "give its subjects' BOLD with --bold instead to have both")
     data.add_argument("--bold", nargs="+", metavar="FILE",
                       help="regional BOLD time series, one file per subject (or per run; "
                       "each file is one 'subject' below): TSV/CSV as written "
@@ -221,8 +208,7 @@ def add_output_options(p: argparse.ArgumentParser) -> None:
     held.add_argument("--uncertainty-keys", type=int, default=4, dest="uncertainty_keys",
                       help="noise keys for the intervals, >= 2 (default 4)")
     held.add_argument("--fcd-window", type=int, default=None, dest="fcd_window", metavar="TRS",
-                      help="FCD sliding window in TRs (default: the TRs in 60 s, 83 at TR "
-                      "720 ms)")
+                      help="FCD sliding window in TRs (default: the TRs in 60 s, 83 at TR 720 ms)")
     held.add_argument("--fcd-step", type=int, default=None, dest="fcd_step", metavar="TRS",
                       help="FCD window step in TRs (default: the TRs in 2 s, at least 1: 3 "
                       "at TR 720 ms)")
