@@ -33,7 +33,7 @@ from .._persistence import interrupt
 from ._data import FitData
 from ._model import Where, in_option_units, leaf, long_name
 from ._plan import fcd_samples
-from ._uncertainty import heldout_key
+from ._uncertainty import has_interval, heldout_key
 
 # The fitted value times these: -20 % and +25 % (the same step on a log scale).
 FACTORS = (0.8, 1.25)
@@ -118,7 +118,7 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
     if args.engine == "linear" or not heldout_fn.stochastic or len(heldout_each) < 2:
         return None  # one set has no spread to judge a change by
     names = [n for n in where.names if n not in where.mapped
-             and np.ndim(leaf(fitted, n)) == 0 and not _has_interval(long_name(n), uncertainty)]
+             and np.ndim(leaf(fitted, n)) == 0 and not has_interval(long_name(n), uncertainty)]
     if not names:
         return None
     if not args.quiet:
@@ -126,7 +126,7 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
               f"({len(heldout_each)} set(s)) ...", flush=True)
     start = time.perf_counter()
     centres = np.array([e["loss"] for e in heldout_each])
-    level = float(np.mean([e["mean_fc"] for e in heldout_each]))
+    level = _mean(heldout_each, "mean_fc")
 
     def scores(model) -> list[dict]:
         """The loss and metrics of each held-out set (its own noise) at ``model``."""
@@ -153,8 +153,8 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
         out[full] = {
             "values": [float(in_option_units(args.model, full, value * f)) for f in FACTORS],
             "rise": rise_each.mean(axis=1).tolist(), "rise_each": rise_each.tolist(),
-            "fc_r": [float(np.mean([p["fc_r"] for p in row])) for row in points],
-            "mean_fc": [float(np.mean([p["mean_fc"] for p in row])) for row in points],
+            "fc_r": [_mean(row, "fc_r") for row in points],
+            "mean_fc": [_mean(row, "mean_fc") for row in points],
             "verdict": _verdict(rise_each), "G": Gs if profile else None}
     return {"factors": list(FACTORS), "parameters": out,
             "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
@@ -171,23 +171,18 @@ def _relevel(model, row: list[dict], level: float, scores):
     def at(x):
         return eqx.tree_at(lambda m: leaf(m, "G"), model, jnp.asarray(x, jnp.result_type(G)))
 
-    def mean_fc(r):
-        return float(np.mean([p["mean_fc"] for p in r]))
-
     h = LEVEL_STEP * g
-    slope = (mean_fc(scores(at(g + h))) - mean_fc(row)) / h
+    slope = (_mean(scores(at(g + h)), "mean_fc") - _mean(row, "mean_fc")) / h
     if not (np.isfinite(slope) and slope != 0):
         return model, row
-    move = float(np.clip((level - mean_fc(row)) / slope, -LEVEL_MOVE * g, LEVEL_MOVE * g))
+    move = float(np.clip((level - _mean(row, "mean_fc")) / slope, -LEVEL_MOVE * g, LEVEL_MOVE * g))
     relevelled = at(g + move)
     return relevelled, scores(relevelled)
 
 
-def _has_interval(name: str, uncertainty: dict | None) -> bool:
-    """Whether the error bars gave ``name`` an interval (then its curvature was seen)."""
-    if not uncertainty or not uncertainty.get("valid") or name not in uncertainty["names"]:
-        return False
-    return bool(uncertainty["constrained"][uncertainty["names"].index(name)])
+def _mean(rows: list[dict], key: str) -> float:
+    """The mean of ``key`` over ``rows`` (the held-out sets' metrics)."""
+    return float(np.mean([r[key] for r in rows]))
 
 
 def _verdict(rise_each: np.ndarray) -> str:

@@ -163,9 +163,11 @@ def fill_defaults(args) -> None:
 _MAX_STEPS = 2**31 - 1
 
 
-def _positive(flag: str, value: float, unit: str = "") -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{flag} must be a finite number{unit} > 0, got {value}.")
+def _positive(flag: str, value: float, unit: str = "", zero: bool = False) -> None:
+    """A finite ``value`` > 0 (>= 0 with ``zero``), else a ``ValueError`` naming ``flag``."""
+    if not (math.isfinite(value) and (value >= 0 if zero else value > 0)):
+        sign = ">=" if zero else ">"
+        raise ValueError(f"{flag} must be a finite number{unit} {sign} 0, got {value}.")
 
 
 def _whole(flag: str, value: float, of: str, period: float) -> int:
@@ -196,15 +198,13 @@ def check_numbers(args) -> None:
         raise ValueError(f"--grid must be 0 (no scan) or >= 3, got {args.grid}.")
     if args.bisect < 0:
         raise ValueError(f"--bisect must be >= 0, got {args.bisect}.")
-    if not (math.isfinite(args.fcd_weight) and args.fcd_weight >= 0):
-        raise ValueError(f"--fcd-weight must be a finite number >= 0, got {args.fcd_weight}.")
-    if not (math.isfinite(args.burn_in) and args.burn_in >= 0):
-        raise ValueError(f"--burn-in must be a finite number of ms >= 0, got {args.burn_in}.")
+    _positive("--fcd-weight", args.fcd_weight, zero=True)
+    _positive("--burn-in", args.burn_in, " of ms", zero=True)
     _positive("--speed", args.speed, " of mm/ms")
     if args.G is not None:
         _positive("--G", args.G)
-    if args.sigma is not None and not (math.isfinite(args.sigma) and args.sigma >= 0):
-        raise ValueError(f"--sigma must be a finite number >= 0, got {args.sigma}.")
+    if args.sigma is not None:
+        _positive("--sigma", args.sigma, zero=True)
     fitted = fitted_names(args.fit)
     if args.sigma == 0 and "sigma" in fitted:
         raise ValueError("--sigma 0 cannot be fitted (it is fitted on a log scale): give "
@@ -229,8 +229,7 @@ def _check_times(args) -> None:
     _positive("--dt", args.dt, " of ms")
     _positive("--tr", args.tr, " of ms")
     _whole("--tr", args.tr, "time steps --dt", args.dt)
-    if not (math.isfinite(args.warmup) and args.warmup >= 0):
-        raise ValueError(f"--warmup must be a finite number of ms >= 0, got {args.warmup}.")
+    _positive("--warmup", args.warmup, " of ms", zero=True)
     burn_in = math.ceil(args.burn_in / args.tr - 1e-9) * args.tr  # whole TRs, as FcLoss
     skipped = math.ceil(args.warmup / args.tr - 1e-9)  # BOLD samples --warmup drops
     # The warm-up applies to every simulation, the burn-in's too.

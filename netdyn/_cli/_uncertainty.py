@@ -73,14 +73,19 @@ def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
             "needs longer simulations, e.g. a grid along it at the held-out check's length")
 
 
+def has_interval(name: str, u: dict | None) -> bool:
+    """Whether the report's ``uncertainty`` gave ``name`` an interval (its curvature seen)."""
+    if not u or not u.get("valid") or name not in u["names"]:
+        return False
+    return bool(u["constrained"][u["names"].index(name)])
+
+
 def G_interval(u: dict | None) -> tuple[float, float, float] | None:
     """The fitted G and its interval, ``(G, lower, upper)`` in the units of ``--G``, from
     the report's ``uncertainty``; ``None`` when G has none."""
-    if u is None or not u.get("valid") or "coupling.G" not in u["names"]:
+    if not has_interval("coupling.G", u):
         return None
     i = u["names"].index("coupling.G")
-    if not u["constrained"][i]:
-        return None
     return u["values"][i], u["lower"][i], u["upper"][i]
 
 
