@@ -62,10 +62,8 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
 def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
     """What a flat or negative curvature of the fit's loss along a parameter means, in
     words. A simulated loss's curvature is that of a few short noisy simulations: near the
-    bifurcation it can miss what long ones show (a fit of rww's own FC at sigma 0.0022,
-    from 4 x 288 s, kept its start sigma 0.00283 with "no curvature", while 4 x 288 s
-    simulations at the two sigmas differ by FC r 0.16 and mean FC 0.09). So only the
-    analytic loss's flatness is said to be the data's."""
+    bifurcation it can miss what long ones show (measured on rww: ``_evaluation``'s text,
+    the long check). So only the analytic loss's flatness is said to be the data's."""
     if not loss_fn.stochastic:
         return "not constrained by the analytic FC"
     return (f"not resolved by the fit's loss ({args.realisations} x "
