@@ -99,6 +99,7 @@ MONITORS = {
 }
 
 
+@pytest.mark.slow
 def test_noise_monitors_and_continuation_match_single_runs(getkey):
     net = _rww()
     Gs = jnp.linspace(0.2, 0.9, 8)
@@ -129,6 +130,7 @@ def test_noise_monitors_and_continuation_match_single_runs(getkey):
     assert np.abs(first["raw"][0] - first["raw"][-1]).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey):
     net = _rww(n=5, seed=1)
     stim = nd.PulseTrain("S", amplitude=0.05, onset=5.0, width=3.0, period=10.0,
@@ -153,6 +155,7 @@ def test_batched_histories_stimuli_and_unroll_match_single_runs(getkey):
                       run(histories[b], amplitudes[b]).ys, **CLOSE)
 
 
+@pytest.mark.slow
 def test_plain_vmap_by_default_and_for_a_batched_graph(getkey):
     net, key = _rww(n=5), getkey()
     scales = jnp.linspace(0.5, 2.0, 8)

@@ -146,6 +146,7 @@ def test_burn_in_gradient_is_the_derivative_of_the_whole_run():
 
 
 # The gradient is taken with respect to the whole network, nearest-step delays included.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::netdyn.NearestDelayGradientWarning")
 def test_truncated_burn_in_records_no_tape():
     # With burn_in_gradient=False, gradient memory does not grow with the burn-in: it runs

@@ -73,6 +73,7 @@ def test_relative_direction_scales_by_each_value_and_moves_zeros():
     assert rel.agree
 
 
+@pytest.mark.slow
 def test_simulated_loss_with_the_exact_burn_in_gradient(getkey):
     # Through a delayed, noisy RWW network with a burn-in differentiated too: exact.
     net = rww(G=0.3)

@@ -19,6 +19,7 @@ HOPF = [*TINY, "--model", "hopf", "--fit", "G", "--realisations", "1", "--durati
         "--burn-in", "720", "--heldout-duration", "3600"]
 
 
+@pytest.mark.slow
 def test_divergence_names_flags(tmp_path, capsys):
     # Hopf nodes have no bound: one Adam step of a huge --lr takes G (log-scaled) far past
     # the coupling the nodes can bear, and the next step's simulation diverges, its burn-in
@@ -109,6 +110,7 @@ def test_linear_engine_fits_regional_parameters_along_maps_and_scores_by_simulat
                      printed), printed
 
 
+@pytest.mark.slow
 def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     # 1.44 s after the common initial state every region still relaxes alike: the FC is
     # saturated at every G, so no G reaches the data's mean FC. No fit is reported.
@@ -125,6 +127,7 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     assert not (out / "params.json").exists()
 
 
+@pytest.mark.slow
 def test_diverged_scan_points_are_named_and_skipped(tmp_path, capsys):
     # Hopf nodes (no bound) on the connectome's weights x 3000: the two stronger of three
     # scanned couplings diverge (NaN FC). The scan names them and keeps them out of the

@@ -99,6 +99,7 @@ def test_errors():
         nd.fcd_ks(np.ones((2, 3)), np.ones(3))
 
 
+@pytest.mark.slow
 def test_usable_as_a_loss_in_fit():
     # A 4-node Hopf network with noise; the loss compares the FCD distribution of its
     # (subsampled) activity with a target drawn at another coupling.

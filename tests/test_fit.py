@@ -95,6 +95,7 @@ def test_recovers_global_coupling(problem):
     assert np.all(history.params["coupling.G"] > 0.0)
 
 
+@pytest.mark.slow
 def test_recovers_coupling_and_per_region_parameter(problem):
     net, loss_fn, key = problem
     start = eqx.tree_at(_where_g_a, net, (0.1, jnp.full(N, -0.25)))
@@ -480,6 +481,7 @@ def test_failed_trace_writes_no_checkpoint(tmp_path, problem):
 # Several starts.
 
 
+@pytest.mark.slow
 def test_multistart_matches_single_fits(problem):
     net, loss_fn, key = problem
     starts = jnp.array([0.05, 0.6, 0.12])

@@ -102,6 +102,7 @@ def test_a_loss_that_sees_only_the_sum_has_one_sloppy_direction():
     assert len(single.sloppy) == 1 and "0.71 a - 0.71 b[0]" in single.sloppy[0]
 
 
+@pytest.mark.slow
 def test_simulated_fc_loss_against_finite_differences(getkey):
     # Through a delayed, noisy RWW network: each Hessian column against central
     # differences of the gradient, and the Gauss-Newton information against the Jacobian

@@ -139,6 +139,7 @@ def _mean_fc(net, G):
     return jnp.mean(nd.upper_triangle(nd.fc(sol["x"]), k=1))
 
 
+@pytest.mark.slow
 def test_small_network_against_a_brute_force_fine_grid():
     net = _network()
     one = eqx.filter_jit(_mean_fc)

@@ -259,6 +259,7 @@ def _bold_signal(p, hs):
     return p["V0"] * (p["k1"] * (1 - q) + p["k2"] * (1 - q / v) + p["k3"] * (1 - v))
 
 
+@pytest.mark.slow
 def test_rww_fic_fixed_point_jacobian_and_bold_covariance():
     out = _rww_fc(RWW_PARAMS)
     J_i = np.asarray(nd.resolve_parameters(_rww_at(RWW_PARAMS)).dynamics.J_i)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
@@ -56,6 +58,7 @@ def _dtype_in_fresh_process(code: str, **env) -> str:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 def test_readme_float64_switches_work_in_a_fresh_process():
     (example,) = [b for b in _blocks("python") if "jax_enable_x64" in b]
     assert example.index("jax_enable_x64") < example.index("import netdyn")

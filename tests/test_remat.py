@@ -90,7 +90,7 @@ def reference():
 # or in the gradient's own program). By default: blocks of one step (Uniform(1)); unequal
 # blocks of steps (Uniform(7)); the three levels of MultiLevel(8), unequal blocks of 8
 # steps inside equal blocks of one and 6 periods (nd.checkpoint_blocks); a policy saving
-# named values (Policy(("coupling",))); Auto's choice.
+# named values (Policy(("coupling",))).
 _SLOW_GRADIENTS = {
     nd.MultiLevel(4),  # four levels (25-60 s to compile): MultiLevel(8)'s three by default
     nd.Uniform(25),  # equal blocks of steps
@@ -101,6 +101,7 @@ _SLOW_GRADIENTS = {
     nd.Nested(7, 100),  # unequal blocks of steps inside blocks of 2 periods
     nd.Nested(5, 25, 200),  # equal blocks of steps inside blocks of 4 periods
     nd.Policy(("state", "history", "monitor"), block=30),  # other names saved
+    nd.Auto(max_bytes=10**9),  # NoRemat fits, so it is NoRemat's gradient
 }
 GRADIENT_STRATEGIES = [
     pytest.param(s, marks=pytest.mark.slow)

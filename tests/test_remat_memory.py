@@ -128,6 +128,7 @@ def test_choose_remat_returns_a_concrete_strategy():
         solver.remat.loop(lambda c: c, lambda c: (c, c), jnp.zeros(2), 4, 2)
 
 
+@pytest.mark.slow
 def test_auto_respects_budget():
     # On two nodes without delays over 2000 steps (NoRemat's gradient: 45 KB here; the
     # delayed network's candidates take 30 s to compile): Auto's choice does not depend

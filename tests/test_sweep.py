@@ -111,6 +111,7 @@ np.savez(sys.argv[2], **out, **{"three_" + k: v for k, v in three.items()},
 """
 
 
+@pytest.mark.slow
 def test_sharded_across_four_host_devices_matches_unsharded(tmp_path):
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
                JAX_PLATFORMS="cpu")

@@ -172,6 +172,7 @@ def test_math_hook_warns_and_keeps_the_tex_it_cannot_convert(tex, caplog):
     assert "api/x.md" in record.getMessage() and repr(tex) in record.getMessage()
 
 
+@pytest.mark.slow
 def test_site_builds_strict_offline_with_typeset_math(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("latex2mathml")
