@@ -65,19 +65,18 @@ import _common as C  # first: this checkout's netdyn
 import _harness as H
 from _common import DT, PERIOD, SIGMA, SPEED, G
 
-UNROLLS = (1, 4, 8, 16)
-BATCHES = (256, 1024, 2048, 4096, 8192)
-NETDYN_GRAD = ("Uniform(1000)", "NoRemat", "MultiLevel(16)")
-TVBO_GRAD = ("tvboptim", "tvboptim(1000,stream)", "tvboptim(1000)")
-# Shares of --budget per section (the rest: process start-up, imports, the report).
-SHARES = {"forward-float64": 0.10, "forward-float32": 0.10, "gradient-float64": 0.24,
-          "gradient-float32": 0.16, "batched-float32": 0.28}
-
+FULL = {"forward_seconds": 10.0, "grad_seconds": 60.0, "unrolls": (1, 4, 8, 16),
+        "batches": (256, 1024, 2048, 4096, 8192), "batch_seconds": 10.0, "budget": 420.0,
+        "netdyn_grad": ("Uniform(1000)", "NoRemat", "MultiLevel(16)"),
+        "tvboptim_grad": ("tvboptim", "tvboptim(1000,stream)", "tvboptim(1000)")}
 # --smoke: every code path at tiny sizes, one configuration per kind of gradient.
 SMOKE = {"forward_seconds": 0.3, "grad_seconds": 3.0, "unrolls": (1, 4),
          "batches": (2, 4), "batch_seconds": 0.3, "budget": 50.0,
          "netdyn_grad": ("Uniform(1000)", "NoRemat"),
          "tvboptim_grad": ("tvboptim", "tvboptim(1000,stream)")}
+# Shares of --budget per section (the rest: process start-up, imports, the report).
+SHARES = {"forward-float64": 0.10, "forward-float32": 0.10, "gradient-float64": 0.24,
+          "gradient-float32": 0.16, "batched-float32": 0.28}
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -91,15 +90,13 @@ def netdyn_forward(w, lengths, seconds, remat=None):
 
     import netdyn as nd
 
-    dtype = jnp.zeros(()).dtype  # float64 with x64, else float32
-    net = C.reference_network(w, lengths, dtype)
+    net = C.reference_network(w, lengths, jnp.zeros(()).dtype)  # float64 with x64
     monitor = nd.TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else nd.Raw()
     solver = nd.Heun() if remat is None else nd.Heun(remat=remat)
 
     def run(net, key, batch_last=False):
-        sol = nd.simulate(net, solver, t0=0.0, t1=seconds * 1000.0, dt=DT,
-                          monitors={"out": monitor}, key=key, batch_last=batch_last)
-        return sol["out"]
+        return nd.simulate(net, solver, t0=0.0, t1=seconds * 1000.0, dt=DT,
+                           monitors={"out": monitor}, key=key, batch_last=batch_last)["out"]
 
     return run, (net, jax.random.key(0))
 
@@ -137,11 +134,13 @@ class Child:
     def __init__(self, args):
         import jax
 
-        self.args = args
-        self.dtype = args.part
+        self.args, self.dtype = args, args.part
+        stats = memory_stats(jax)
+        usable = f", {stats['bytes_limit'] / 2**30:.1f} GiB usable" if stats else ""
+        d = jax.devices()[0]
         self.results = {"dtype": self.dtype, "forward": [], "gradient": [], "batched": [],
-                        "notes": [], "device": describe_device(jax),
-                        "backend": jax.default_backend()}
+                        "notes": [], "device": f"{d.platform}: {getattr(d, 'device_kind', '?')}"
+                        f"{usable} (jax {jax.__version__})", "backend": jax.default_backend()}
         self.have_tvbo = C.have_tvboptim() and not args.no_tvboptim
         if not self.have_tvbo:
             self.note("tvboptim not importable (or --no-tvboptim): its side is skipped.")
@@ -157,30 +156,17 @@ class Child:
             json.dump(self.results, f, indent=1)
 
 
-def describe_device(jax):
-    d = jax.devices()[0]
-    mem = ""
-    try:
-        stats = d.memory_stats() or {}
-        if "bytes_limit" in stats:
-            mem = f", {stats['bytes_limit'] / 2**30:.1f} GiB usable"
-    except Exception:  # noqa: BLE001 - not every backend reports memory
-        pass
-    return f"{d.platform}: {getattr(d, 'device_kind', '?')}{mem} (jax {jax.__version__})"
-
-
-def free_device_bytes(jax):
-    """Free memory of the first device, or ``None`` where the backend does not say."""
+def memory_stats(jax) -> dict:
+    """The first device's ``memory_stats()`` with a ``bytes_limit``, else ``{}`` (not every
+    backend reports its memory)."""
     try:
         stats = jax.devices()[0].memory_stats() or {}
     except Exception:  # noqa: BLE001
-        return None
-    if "bytes_limit" not in stats:
-        return None
-    return stats["bytes_limit"] - stats.get("bytes_in_use", 0)
+        return {}
+    return stats if "bytes_limit" in stats else {}
 
 
-def compile_all(lowerings):
+def compile_all(child, section, lowerings):
     """Compile ``{name: lowered}`` in a thread pool: ``({name: executable or exception},
     {name: seconds}, wall seconds)``. XLA compiles outside the GIL."""
 
@@ -195,15 +181,17 @@ def compile_all(lowerings):
     t = time.perf_counter()
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         done = list(pool.map(one, lowerings.items()))
-    return ({n: c for n, c, _ in done}, {n: s for n, _, s in done}, time.perf_counter() - t)
+    wall = time.perf_counter() - t
+    print(f"[{child.dtype}] {section}: {len(done)} programs compiled in {wall:.1f} s",
+          flush=True)
+    return {n: c for n, c, _ in done}, {n: s for n, _, s in done}, wall
 
 
 def compile_cases(child, section, lowered, deadline):
     """Compile ``{name: (lowered, args)}`` (``compile_all``), each failure noted:
     ``({name: (executable, args)}, {name: compile seconds}, wall seconds)``."""
-    compiled, compile_s, wall = compile_all({k: v[0] for k, v in lowered.items()})
-    print(f"[{child.dtype}] {section}: {len(compiled)} programs compiled in {wall:.1f} s",
-          flush=True)
+    compiled, compile_s, wall = compile_all(child, section,
+                                            {k: v[0] for k, v in lowered.items()})
     cases = {}
     for name, exe in compiled.items():
         if isinstance(exe, Exception):
@@ -228,8 +216,7 @@ def timed_rounds(cases, repeats, deadline):
     if time.perf_counter() < deadline:
         for f, a in cases.values():
             jax.block_until_ready(f(*a))
-    times = {name: [] for name in cases}
-    outputs = {}
+    times, outputs = {name: [] for name in cases}, {}
     for _ in range(repeats):
         start = time.perf_counter()
         for name in random.sample(list(cases), len(cases)):
@@ -246,11 +233,11 @@ def forward_section(child, data, deadline):
     import jax
     import numpy as np
 
+    import netdyn as nd
+
     args = child.args
     w, lengths = data["connectome"]
     n_steps = round(args.forward_seconds * 1000.0 / DT)
-    import netdyn as nd
-
     lowered = {}
     for u in args.unrolls:
         run, a = netdyn_forward(w, lengths, args.forward_seconds, nd.NoRemat(unroll=u))
@@ -262,19 +249,18 @@ def forward_section(child, data, deadline):
     times, outputs = timed_rounds(cases, args.repeats, deadline)
     ref = np.asarray(outputs["netdyn unroll=1"]) if "netdyn unroll=1" in outputs else None
     for name, ts in times.items():
-        out = np.asarray(outputs[name])
+        tv = name == "tvboptim"
         child.results["forward"].append({
-            "tool": "tvboptim" if name == "tvboptim" else "netdyn",
-            "unroll": None if name == "tvboptim" else int(name.split("=")[1]),
+            "tool": "tvboptim" if tv else "netdyn",
+            "unroll": None if tv else int(name.split("=")[1]),
             "us_best": min(ts) / n_steps * 1e6,
             "us_median": float(np.median(ts)) / n_steps * 1e6, "calls": len(ts),
-            "compile_s": compile_s[name], "identical": None if name == "tvboptim" or ref is None
-            else bool(np.array_equal(out, ref)),
+            "compile_s": compile_s[name], "identical": None if tv or ref is None
+            else bool(np.array_equal(np.asarray(outputs[name]), ref)),
         })
         print(f"[{child.dtype}] forward {name}: {min(ts) / n_steps * 1e6:.2f} µs/step",
               flush=True)
-    child.results["forward_steps"] = n_steps
-    child.results["forward_compile_wall_s"] = wall
+    child.results.update(forward_steps=n_steps, forward_compile_wall_s=wall)
     child.save()
 
 
@@ -303,20 +289,18 @@ def gradient_section(child, data, deadline):
     for label in losses:
         if (label, "grad") not in times:
             continue
-        exe = cases[(label, "grad")][0]
         value, g = outputs[(label, "grad")]
         ts = times[(label, "grad")]
+        tool = "tvboptim" if label.startswith("tvboptim") else "netdyn"
+        temp_mb = cases[(label, "grad")][0].memory_analysis().temp_size_in_bytes / 1e6
         child.results["gradient"].append({
-            "label": label, "tool": "tvboptim" if label.startswith("tvboptim") else "netdyn",
-            "grad_s": min(ts), "grad_median_s": sorted(ts)[len(ts) // 2], "calls": len(ts),
-            "fwd_s": fwd.get("tvboptim" if label.startswith("tvboptim") else "NoRemat"),
-            "temp_mb": exe.memory_analysis().temp_size_in_bytes / 1e6,
-            "compile_s": compile_s[(label, "grad")], "loss": float(value), "grad": float(g),
-        })
-        print(f"[{child.dtype}] gradient {label}: {min(ts):.3f} s, "
-              f"{child.results['gradient'][-1]['temp_mb']:.2f} MB", flush=True)
-    child.results["grad_seconds"] = seconds
-    child.results["gradient_compile_wall_s"] = wall
+            "label": label, "tool": tool, "grad_s": min(ts),
+            "grad_median_s": sorted(ts)[len(ts) // 2], "calls": len(ts),
+            "fwd_s": fwd.get("tvboptim" if tool == "tvboptim" else "NoRemat"),
+            "temp_mb": temp_mb, "compile_s": compile_s[(label, "grad")], "loss": float(value),
+            "grad": float(g)})
+        print(f"[{child.dtype}] gradient {label}: {min(ts):.3f} s, {temp_mb:.2f} MB", flush=True)
+    child.results.update(grad_seconds=seconds, gradient_compile_wall_s=wall)
     child.save()
 
 
@@ -325,14 +309,9 @@ def batched_section(child, data, deadline):
     import jax
     import jax.numpy as jnp
 
-    args = child.args
     w, lengths = data["connectome"]
-    seconds = args.batch_seconds
+    seconds = child.args.batch_seconds
     n_steps = round(seconds * 1000.0 / DT)
-    tools = {"netdyn": None}
-    if child.have_tvbo:
-        tools["tvboptim"] = None
-
     run_nd, (net, key) = netdyn_forward(w, lengths, seconds)
 
     def netdyn_batch(Gs):
@@ -355,56 +334,45 @@ def batched_section(child, data, deadline):
                 eqx.tree_at(lambda c: c.coupling.delayed.G, config, g)))(Gs)
 
         fns["tvboptim"] = tvboptim_batch
-    lowered = {}
-    for tool, fn in fns.items():
-        for B in args.batches:
-            lowered[(tool, B)] = jax.jit(fn).lower(jnp.linspace(0.3, 0.7, B))
-    compiled, compile_s, wall = compile_all(lowered)
-    print(f"[{child.dtype}] batched: {len(compiled)} programs compiled in {wall:.1f} s",
-          flush=True)
-    child.results["batch_steps"] = n_steps
-    child.results["batch_compile_wall_s"] = wall
+    compiled, compile_s, wall = compile_all(child, "batched", {
+        (tool, B): jax.jit(fn).lower(jnp.linspace(0.3, 0.7, B))
+        for tool, fn in fns.items() for B in child.args.batches})
+    child.results.update(batch_steps=n_steps, batch_compile_wall_s=wall)
     # netdyn first at every B, then tvboptim with what is left of the budget.
-    # network-steps/s, a pessimistic first guess
-    rate = {"netdyn": 4e6, "netdyn, per-member graph": 4e6, "tvboptim": 4e6}
-    for tool in fns:
-        for B in args.batches:
-            exe = compiled[(tool, B)]
-            row = {"tool": tool, "B": B, "compile_s": compile_s[(tool, B)]}
-            child.results["batched"].append(row)
-            if isinstance(exe, Exception):
-                row["note"] = f"compile failed: {str(exe).splitlines()[0][:200]}"
-                child.save()
-                continue
+    rate = dict.fromkeys(fns, 4e6)  # network-steps/s, a pessimistic first guess
+    for (tool, B), exe in compiled.items():
+        row = {"tool": tool, "B": B, "compile_s": compile_s[(tool, B)]}
+        child.results["batched"].append(row)
+        if isinstance(exe, Exception):
+            row["note"] = f"compile failed: {str(exe).splitlines()[0][:200]}"
+        else:
             mem = exe.memory_analysis()
-            row["temp_mb"] = mem.temp_size_in_bytes / 1e6
-            row["out_mb"] = mem.output_size_in_bytes / 1e6
+            row.update(temp_mb=mem.temp_size_in_bytes / 1e6, out_mb=mem.output_size_in_bytes / 1e6)
             need = mem.temp_size_in_bytes + mem.output_size_in_bytes
-            free = free_device_bytes(jax)
-            if free is not None and need > 0.9 * free:
-                row["note"] = (f"skipped: needs {need / 1e9:.1f} GB, "
-                               f"{free / 1e9:.1f} GB free")
-                child.save()
-                continue
+            stats = memory_stats(jax)
+            free = stats["bytes_limit"] - stats.get("bytes_in_use", 0) if stats else None
             estimate = B * n_steps / rate[tool]
-            if time.perf_counter() + estimate > deadline:
+            if free is not None and need > 0.9 * free:
+                row["note"] = f"skipped: needs {need / 1e9:.1f} GB, {free / 1e9:.1f} GB free"
+            elif time.perf_counter() + estimate > deadline:
                 row["note"] = f"skipped: time budget (estimated {estimate:.0f} s per call)"
-                child.save()
-                continue
-            Gs = jnp.linspace(0.3, 0.7, B)
-            ts = []
-            for _ in range(3):  # the first call included: one call may be all there is time for
-                t = time.perf_counter()
-                jax.block_until_ready(exe(Gs))
-                ts.append(time.perf_counter() - t)
-                if time.perf_counter() + ts[-1] > deadline or (ts[-1] > 1.0 and len(ts) == 2):
-                    break  # calls over a second: best of two
-            best = min(ts)
-            rate[tool] = B * n_steps / best
-            row.update({"s_per_call": best, "calls": len(ts), "rate": rate[tool]})
-            print(f"[{child.dtype}] batched {tool} B={B}: {rate[tool] / 1e6:.2f} M "
-                  f"network-steps/s ({best:.2f} s, temp {row['temp_mb']:.0f} MB)", flush=True)
+        if "note" in row:
             child.save()
+            continue
+        Gs = jnp.linspace(0.3, 0.7, B)
+        ts = []
+        for _ in range(3):  # the first call included: one call may be all there is time for
+            t = time.perf_counter()
+            jax.block_until_ready(exe(Gs))
+            ts.append(time.perf_counter() - t)
+            if time.perf_counter() + ts[-1] > deadline or (ts[-1] > 1.0 and len(ts) == 2):
+                break  # calls over a second: best of two
+        best = min(ts)
+        rate[tool] = B * n_steps / best
+        row.update({"s_per_call": best, "calls": len(ts), "rate": rate[tool]})
+        print(f"[{child.dtype}] batched {tool} B={B}: {rate[tool] / 1e6:.2f} M "
+              f"network-steps/s ({best:.2f} s, temp {row['temp_mb']:.0f} MB)", flush=True)
+        child.save()
 
 
 def run_child(args):
@@ -416,16 +384,13 @@ def run_child(args):
     lw, ll, fc, _desc = C.load_data()
     data = {"connectome": (w, lengths), "loss_data": (lw, ll, fc)}
     start = time.perf_counter()
-    budget = args.budget
     sections = [("forward", forward_section), ("gradient", gradient_section)]
     if args.part == "float32":
         sections.append(("batched", batched_section))
     for name, section in sections:
-        share = SHARES[f"{name}-{args.part}"]
-        deadline = time.perf_counter() + share * budget
         t = time.perf_counter()
         try:
-            section(child, data, deadline)
+            section(child, data, t + SHARES[f"{name}-{args.part}"] * args.budget)
         except Exception as e:  # noqa: BLE001 - one section failing must not lose the others
             child.note(f"{name}: failed: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
         child.results[f"{name}_wall_s"] = time.perf_counter() - t
@@ -438,7 +403,12 @@ def run_child(args):
 
 
 def run_parts(args):
-    """Run the float64 and float32 children; their results."""
+    """Run the float64 and float32 children (this command's options, sizes settled); their
+    results."""
+    settled = [f"--{k.replace('_', '-')}={v!r}" for k, v in vars(args).items()
+               if k in ("budget", "forward_seconds", "grad_seconds", "batch_seconds")]
+    listed = [x for k in ("unrolls", "batches", "netdyn_grad", "tvboptim_grad")
+              for x in (f"--{k.replace('_', '-')}", *map(str, getattr(args, k)))]
     parts = {}
     for part in ("float64", "float32"):
         # A safety net only: the sections keep to their shares of the budget themselves.
@@ -446,19 +416,11 @@ def run_parts(args):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, f"{part}.json")
             cmd = [sys.executable, os.path.abspath(__file__), "--part", part, "--json", path,
-                   "--budget", repr(args.budget), "--repeats", str(args.repeats),
-                   "--forward-seconds", repr(args.forward_seconds),
-                   "--grad-seconds", repr(args.grad_seconds),
-                   "--batch-seconds", repr(args.batch_seconds),
-                   "--unrolls", *map(str, args.unrolls),
-                   "--batches", *map(str, args.batches),
-                   "--netdyn-grad", *args.netdyn_grad, "--tvboptim-grad", *args.tvboptim_grad]
-            if args.no_tvboptim:
-                cmd.append("--no-tvboptim")
+                   "--repeats", str(args.repeats), *settled, *listed,
+                   *(["--no-tvboptim"] if args.no_tvboptim else [])]
             t = time.perf_counter()
             try:
-                proc = subprocess.run(cmd, timeout=limit)
-                rc = proc.returncode
+                rc = subprocess.run(cmd, timeout=limit).returncode
             except subprocess.TimeoutExpired:
                 rc = "timeout"
             result = {}
@@ -477,52 +439,50 @@ def run_parts(args):
 def render(m: dict) -> str:
     """The report of both children's results."""
     parts, args = m["parts"], argparse.Namespace(**m["settings"])
-    device = parts.get("float64", {}).get("device") or parts.get("float32", {}).get("device")
-    backend = parts.get("float64", {}).get("backend") or parts.get("float32", {}).get("backend")
-    on_gpu = backend == "gpu"
-    lines = ["# GPU benchmark: forward, gradient and batched throughput against tvboptim", ""]
-    lines.append(
+    f64, f32 = parts.get("float64", {}), parts.get("float32", {})
+    device, backend = f64.get("device") or f32.get("device"), f64.get("backend") or f32.get(
+        "backend")
+    lines = [
+        "# GPU benchmark: forward, gradient and batched throughput against tvboptim", "",
         f"Generated by `{C.command('bench_gpu.py', args.smoke and '--smoke')}` in "
         f"{m['elapsed']:.0f} s on **{device}**. The reference network: Reduced Wong-Wang "
         f"(w = 0.5, I_o = 0.32, gamma = 0.641, initial S = 0.3) on {m['sources'][0]} (forward "
         f"and batched sections) and {m['sources'][1]} (gradient), weights / max, delays = "
-        f"lengths / {SPEED:g} mm/ms, "
-        f"delayed linear coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic "
-        f"Heun, dt = {DT:g} ms; netdyn and tvboptim 0.4 measured in the same process per "
-        "dtype (float32 processes run with `jax_enable_x64` off). Times are of compiled "
-        "calls (compilation excluded), best of the calls the time budget allowed."
-    )
-    if not on_gpu:
-        lines += ["", f"**Not a GPU** (backend `{backend}`): these figures are not the "
-                  "H100's."
+        f"lengths / {SPEED:g} mm/ms, delayed linear coupling G = {G}, additive noise sigma = "
+        f"{SIGMA} on S, stochastic Heun, dt = {DT:g} ms; netdyn and tvboptim 0.4 measured in "
+        "the same process per dtype (float32 processes run with `jax_enable_x64` off). Times "
+        "are of compiled calls (compilation excluded), best of the calls the time budget "
+        "allowed."]
+    if backend != "gpu":
+        lines += ["", f"**Not a GPU** (backend `{backend}`): these figures are not the H100's."
                   + (" Smoke run: tiny sizes, only to check that the script runs."
                      if args.smoke else "")]
     lines += H.machine(m)
 
-    lines += ["", "## Single-simulation forward", ""]
     steps = next((p.get("forward_steps") for p in parts.values() if p.get("forward_steps")),
                  None)
-    lines.append(
+    rows = [(part, r["tool"], r["unroll"] or "—", f"{r['us_best']:.2f}", f"{r['us_median']:.2f}",
+             r["calls"], f"{tv['us_best'] / r['us_best']:.2f}x" if tv else "—",
+             "" if r["identical"] is None else ("yes" if r["identical"] else "**NO**"),
+             f"{r['compile_s']:.1f}")
+            for part, rs, tv in per_part(parts, "forward", "tool") for r in rs]
+    lines += [
+        "", "## Single-simulation forward", "",
         f"{args.forward_seconds:g} s of model time ({steps} steps), "
         + ("1 s temporal average, " if args.forward_seconds >= 1 else "every step recorded, ")
-        + 
-        "netdyn under `nd.NoRemat(unroll=u)`, tvboptim's `prepare(network, Heun())`. "
+        + "netdyn under `nd.NoRemat(unroll=u)`, tvboptim's `prepare(network, Heun())`. "
         "*speed-up*: tvboptim's time / netdyn's. *= unroll 1*: the samples are bit-identical "
-        "to `unroll=1`'s. *compile*: in a thread pool with the section's other programs.")
-    rows = []
-    for part in ("float64", "float32"):
-        rs = parts.get(part, {}).get("forward", [])
-        tv = next((r for r in rs if r["tool"] == "tvboptim"), None)
-        rows += [(part, r["tool"], r["unroll"] or "—", f"{r['us_best']:.2f}",
-                  f"{r['us_median']:.2f}", r["calls"],
-                  f"{tv['us_best'] / r['us_best']:.2f}x" if tv else "—",
-                  "" if r["identical"] is None else ("yes" if r["identical"] else "**NO**"),
-                  f"{r['compile_s']:.1f}") for r in rs]
-    lines += ["", *H.table(("dtype", "tool", "unroll", "µs/step (best)", "median", "calls",
-                            "speed-up vs tvboptim", "= unroll 1", "compile s"), rows)]
+        "to `unroll=1`'s. *compile*: in a thread pool with the section's other programs.", "",
+        *H.table(("dtype", "tool", "unroll", "µs/step (best)", "median", "calls",
+                  "speed-up vs tvboptim", "= unroll 1", "compile s"), rows)]
 
-    lines += ["", "## Gradient", ""]
-    lines.append(
+    rows = [(part, r["label"], f"{r['grad_s']:.3f}", f"{r['grad_median_s']:.3f}", r["calls"],
+             f"{r['grad_s'] / r['fwd_s']:.2f}" if r.get("fwd_s") else "—",
+             f"{r['grad_s'] / tv['grad_s']:.2f}x" if tv else "—", f"{r['temp_mb']:.2f}",
+             f"{r['loss']:.8f}", f"{r['grad']:.6e}")
+            for part, rs, tv in per_part(parts, "gradient", "label") for r in rs]
+    lines += [
+        "", "## Gradient", "",
         f"The reference loss: {args.grad_seconds:g} s, TVB's HRF-kernel BOLD at TR = "
         f"{PERIOD:g} ms (netdyn: `nd.HrfBold(period={PERIOD:g}, interim={DT:g})` in the loop;"
         " tvboptim: `HRFBold` after the solve, or block by block with its streaming "
@@ -532,80 +492,74 @@ def render(m: dict) -> str:
         "same loss (netdyn `NoRemat`, tvboptim default). tvboptim's block sizes draw its "
         "noise per block, so each configuration has its own loss; "
         "`tvboptim(1000,stream)` computes the same loss and gradient as blocks of 1000 with "
-        "the BOLD after the solve (checked in `remat.md`).")
-    rows = []
-    for part in ("float64", "float32"):
-        rs = parts.get(part, {}).get("gradient", [])
-        tv = next((r for r in rs if r["label"] == "tvboptim"), None)
-        rows += [(part, r["label"], f"{r['grad_s']:.3f}", f"{r['grad_median_s']:.3f}",
-                  r["calls"], f"{r['grad_s'] / r['fwd_s']:.2f}" if r.get("fwd_s") else "—",
-                  f"{r['grad_s'] / tv['grad_s']:.2f}x" if tv else "—", f"{r['temp_mb']:.2f}",
-                  f"{r['loss']:.8f}", f"{r['grad']:.6e}") for r in rs]
-    lines += ["", *H.table(("dtype", "configuration", "gradient s (best)", "median", "calls",
-                            "grad / fwd", "vs tvboptim default", "temp MB", "loss", "dloss/dG"),
-                           rows)]
+        "the BOLD after the solve (checked in `remat.md`).", "",
+        *H.table(("dtype", "configuration", "gradient s (best)", "median", "calls",
+                  "grad / fwd", "vs tvboptim default", "temp MB", "loss", "dloss/dG"), rows)]
 
-    lines += ["", "## Batched forward throughput (float32)", ""]
-    bsteps = parts.get("float32", {}).get("batch_steps")
-    lines.append(
+    lines += [
+        "", "## Batched forward throughput (float32)", "",
         f"`jax.jit(jax.vmap(forward))` over B values of G, {args.batch_seconds:g} s of model "
-        f"time ({bsteps} steps) per simulation, the same noise in every simulation (one "
-        "key, as `nd.sweep`), the forward of the first section (netdyn's default `unroll` "
-        "for the backend). *network-steps/s*: B x steps / wall time of one call (best of "
-        "up to 3, the first included). *temp / output MB*: XLA's compiled memory.")
-    lines += ["", *H.table(("tool", "B", "s per call", "M network-steps/s", "calls", "temp MB",
-                            "output MB", "note"), [
-        (r["tool"], r["B"], *((f"{r['s_per_call']:.3f}", f"{r['rate'] / 1e6:.2f}", r["calls"])
-                              if "rate" in r else ("—",) * 3),
-         f"{r.get('temp_mb', math.nan):.0f}", f"{r.get('out_mb', math.nan):.1f}",
-         r.get("note", "")) for r in parts.get("float32", {}).get("batched", [])])]
+        f"time ({f32.get('batch_steps')} steps) per simulation, the same noise in every "
+        "simulation (one key, as `nd.sweep`), the forward of the first section (netdyn's "
+        "default `unroll` for the backend). *network-steps/s*: B x steps / wall time of one "
+        "call (best of up to 3, the first included). *temp / output MB*: XLA's compiled "
+        "memory.", "",
+        *H.table(("tool", "B", "s per call", "M network-steps/s", "calls", "temp MB",
+                  "output MB", "note"), [
+            (r["tool"], r["B"], *((f"{r['s_per_call']:.3f}", f"{r['rate'] / 1e6:.2f}",
+                                   r["calls"]) if "rate" in r else ("—",) * 3),
+             f"{r.get('temp_mb', math.nan):.0f}", f"{r.get('out_mb', math.nan):.1f}",
+             r.get("note", "")) for r in f32.get("batched", [])])]
 
-    notes = [f"{part}: {n}" for part, p in parts.items() for n in p.get("notes", [])]
     walls = [f"{part} process {p.get('process_s', math.nan):.0f} s (forward "
              f"{p.get('forward_wall_s', math.nan):.0f} s, gradient "
              f"{p.get('gradient_wall_s', math.nan):.0f} s"
              + (f", batched {p.get('batched_wall_s', math.nan):.0f} s" if part == "float32"
                 else "") + ")"
              for part, p in parts.items()]
-    lines += ["", "## What was measured", ""]
-    lines.append(f"- Time budget {args.budget:g} s; " + "; ".join(walls) + ".")
-    lines += [f"- {n}" for n in notes] or ["- Every case ran."]
-    lines.append(
+    notes = [f"- {part}: {n}" for part, p in parts.items() for n in p.get("notes", [])]
+    lines += [
+        "", "## What was measured", "", f"- Time budget {args.budget:g} s; "
+        + "; ".join(walls) + ".", *(notes or ["- Every case ran."]),
         "- Not measured by this script: the test suite on the GPU (`pytest -n 8`), "
         "`nd.sweep` / `fit_multistart` across processes, the CPU figures "
         "(`forward.md`, `remat.md`), and `Policy(names, offload=True)` (host offloading "
-        "was removed in commit 5105bec: nothing to compile or measure).")
+        "was removed in commit 5105bec: nothing to compile or measure)."]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def options(parser) -> None:
+def per_part(parts, section, key):
+    """``(dtype, rows, tvboptim's default row or None)`` of ``section`` per dtype."""
+    for part in ("float64", "float32"):
+        rs = parts.get(part, {}).get(section, [])
+        yield part, rs, next((r for r in rs if r[key] == "tvboptim"), None)
+
+
+def options(p) -> None:
     """This benchmark's own flags (and the children's)."""
-    parser.add_argument("--budget", type=float, default=None,
-                        help="seconds for all sections (default 420; smoke 50)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed rounds at most")
-    parser.add_argument("--forward-seconds", type=float, default=None, help="default 10")
-    parser.add_argument("--grad-seconds", type=float, default=None, help="default 60")
-    parser.add_argument("--batch-seconds", type=float, default=None, help="default 10")
-    parser.add_argument("--unrolls", type=int, nargs="+", default=None)
-    parser.add_argument("--batches", type=int, nargs="+", default=None)
-    parser.add_argument("--netdyn-grad", nargs="+", default=None,
-                        help=f"netdyn's gradient strategies (default {' '.join(NETDYN_GRAD)}; "
-                        "NoRemat is the forward's reference)")
-    parser.add_argument("--tvboptim-grad", nargs="+", default=None,
-                        help=f"tvboptim's gradient configurations (default "
-                        f"{' '.join(TVBO_GRAD)}; _common.TVBOPTIM_LABEL)")
-    parser.add_argument("--no-tvboptim", action="store_true", help="netdyn only")
-    parser.add_argument("--part", choices=["float64", "float32"], help=argparse.SUPPRESS)
-    parser.add_argument("--json", help=argparse.SUPPRESS)
+    add = p.add_argument
+    add("--budget", type=float, default=None,
+        help="seconds for all sections (default 420; smoke 50)")
+    add("--repeats", type=int, default=5, help="timed rounds at most")
+    add("--forward-seconds", type=float, default=None, help="default 10")
+    add("--grad-seconds", type=float, default=None, help="default 60")
+    add("--batch-seconds", type=float, default=None, help="default 10")
+    add("--unrolls", type=int, nargs="+", default=None)
+    add("--batches", type=int, nargs="+", default=None)
+    add("--netdyn-grad", nargs="+", default=None,
+        help=f"netdyn's gradient strategies (default {' '.join(FULL['netdyn_grad'])}; "
+        "NoRemat is the forward's reference)")
+    add("--tvboptim-grad", nargs="+", default=None,
+        help=f"tvboptim's gradient configurations (default "
+        f"{' '.join(FULL['tvboptim_grad'])}; _common.TVBOPTIM_LABEL)")
+    add("--no-tvboptim", action="store_true", help="netdyn only")
+    add("--part", choices=["float64", "float32"], help=argparse.SUPPRESS)
+    add("--json", help=argparse.SUPPRESS)
 
 
 def settle(args) -> None:
     """The sizes not given: the defaults, or ``SMOKE``'s."""
-    defaults = SMOKE if args.smoke else {"forward_seconds": 10.0, "grad_seconds": 60.0,
-                                         "unrolls": UNROLLS, "batches": BATCHES,
-                                         "batch_seconds": 10.0, "budget": 420.0,
-                                         "netdyn_grad": NETDYN_GRAD, "tvboptim_grad": TVBO_GRAD}
-    for k, v in defaults.items():
+    for k, v in (SMOKE if args.smoke else FULL).items():
         if getattr(args, k) is None:
             setattr(args, k, v)
     if 1 not in args.unrolls:
@@ -630,9 +584,7 @@ if __name__ == "__main__":
         p = argparse.ArgumentParser()
         p.add_argument("--smoke", action="store_true")
         options(p)
-        child_args = p.parse_args()
-        settle(child_args)
-        run_child(child_args)
+        run_child(p.parse_args())  # every size given by the parent
     else:
         import jax
 
