@@ -43,6 +43,7 @@ compiled temporary memory and its peak RSS. The other section's measurements are
 
 import argparse
 import contextlib
+import hashlib
 import io
 import math
 import sys
@@ -56,9 +57,12 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from _common import DT, GAMMA, PERIOD, SIGMA, SPEED, G, load_data, maxrss_bytes, mb  # noqa: E402
+
+import netdyn as nd  # noqa: E402
 
 HOUR_MARKER = "<!-- one-hour run: written by scripts/benchmarks/bench_remat.py --hour -->"
 HOUR_REMAT = "Auto(64MB)"
@@ -111,8 +115,6 @@ def baseline(label):
 def netdyn_workload(label, w, lengths, seconds, remat=None):
     """``(network, simulate's other arguments)`` of the reference workload under the
     strategy ``label`` (or ``remat``, when given), less the key."""
-    import netdyn as nd
-
     strategy, monitor = split_label(label)
     workload = nd.presets.reference_simulation(
         w, lengths, duration=seconds * 1000.0,
@@ -131,10 +133,6 @@ def resolve_remat(label, data, seconds):
     would otherwise compile the candidates again in each trace (forward, gradient). Its
     compile times therefore exclude the choice (``choose_s`` in the JSON).
     """
-    import equinox as eqx
-
-    import netdyn as nd
-
     if label.startswith("tvboptim"):
         return None, None
     remat = C.make_remat(split_label(label)[0])
@@ -149,10 +147,6 @@ def resolve_remat(label, data, seconds):
 def netdyn_bold(label, w, lengths, seconds, remat=None):
     """``bold(G)``: the BOLD samples of the reference workload with the strategy ``label``
     (or ``remat``, when given)."""
-    import equinox as eqx
-
-    import netdyn as nd
-
     net, workload = netdyn_workload(label, w, lengths, seconds, remat)
 
     def bold(G):
@@ -164,13 +158,15 @@ def netdyn_bold(label, w, lengths, seconds, remat=None):
     return bold
 
 
-def netdyn_loss(label, w, lengths, fc_target, seconds, remat=None):
-    """``loss(G)`` of the reference workload with the strategy ``label`` (or ``remat``)."""
-    import netdyn as nd
-
-    bold = netdyn_bold(label, w, lengths, seconds, remat)
+def make_loss(label, data, seconds, remat=None):
+    """``loss(G)`` of the row ``label``: tvboptim's under its configuration
+    (``_common.tvboptim_loss``), or netdyn's with the strategy ``label`` (``remat`` when
+    given, see ``resolve_remat``)."""
+    w, lengths, fc_target, _ = data
     skip = C.skip_samples(seconds)
-    target = jnp.asarray(fc_target)
+    if label.startswith("tvboptim"):
+        return C.tvboptim_loss(label, w, lengths, fc_target, seconds, skip=skip)
+    bold, target = netdyn_bold(label, w, lengths, seconds, remat), jnp.asarray(fc_target)
 
     def loss(G):
         return nd.rmse(nd.fc(bold(G)[skip:]), target)
@@ -178,27 +174,10 @@ def netdyn_loss(label, w, lengths, fc_target, seconds, remat=None):
     return loss
 
 
-def tvboptim_loss(label, w, lengths, fc_target, seconds):
-    """``loss(G)`` of the reference workload in tvboptim under the configuration ``label``
-    (``_common.tvboptim_loss``)."""
-    return C.tvboptim_loss(label, w, lengths, fc_target, seconds, skip=C.skip_samples(seconds))
-
-
-def make_loss(label, data, seconds, remat=None):
-    """``loss(G)`` of the row ``label``; a netdyn row runs ``remat`` when given (see
-    ``resolve_remat``)."""
-    w, lengths, fc_target, _ = data
-    if label.startswith("tvboptim"):
-        return tvboptim_loss(label, w, lengths, fc_target, seconds)
-    return netdyn_loss(label, w, lengths, fc_target, seconds, remat)
-
-
 def effective_blocks(label, n_steps):
     """The checkpointed blocks netdyn's schedule runs for ``label`` (``nd.checkpoint_blocks``),
     innermost first, in steps: ``ᵖ`` marks a size that does not divide its count (a shorter
     last block), ``—`` a requested block at least as long as the run."""
-    import netdyn as nd
-
     if label.startswith("tvboptim"):
         block = C.tvboptim_config(label)["block"]
         return "" if block is None else str(block)
@@ -214,29 +193,40 @@ def effective_blocks(label, n_steps):
 # ------------------------------------------------------------------- measurements
 
 
-def measure_one(label, seconds, path):
-    """Fresh-process figures of one configuration, written as JSON to ``path``."""
+def fresh_setup(label, seconds, forward=True):
+    """The start of a fresh process measuring ``label``: the data, the loss and its compiled
+    gradient (and forward; their output silenced), and what this took: ``(data, remat,
+    loss, {"grad": executable, "fwd": executable or None}, figures, the gradient's
+    memory_analysis())``."""
     data = load_data()
-    rss_setup = maxrss_bytes()
+    figures = {"rss_setup": maxrss_bytes()}
     t = time.perf_counter()
-    remat, chosen = resolve_remat(label, data, seconds)
-    choose_s = time.perf_counter() - t
+    remat, figures["auto_choice"] = resolve_remat(label, data, seconds)
+    figures["choose_s"] = time.perf_counter() - t
     loss = make_loss(label, data, seconds, remat)
     G0 = jnp.asarray(G)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        fwd, compile_fwd = C.compile_timed(jax.jit(loss), G0)
-        grad, compile_grad = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
+    with contextlib.redirect_stdout(io.StringIO()):
+        fwd, compile_fwd = C.compile_timed(jax.jit(loss), G0) if forward else (None, None)
+        grad, figures["compile_grad_s"] = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
+    if forward:
+        figures["compile_fwd_s"] = compile_fwd
     mem = grad.memory_analysis()
-    rss_compiled = maxrss_bytes()
-    value_fwd, time_fwd = C.timed(fwd, G0)
-    (value, g), time_grad = C.timed(grad, G0)
+    figures.update(temp_bytes=int(mem.temp_size_in_bytes), rss_compiled=maxrss_bytes())
+    return data, remat, loss, {"grad": grad, "fwd": fwd}, figures, mem
+
+
+def measure_one(label, seconds, path):
+    """Fresh-process figures of one configuration, written as JSON to ``path``."""
+    data, remat, _, exe, figures, _ = fresh_setup(label, seconds)
+    G0 = jnp.asarray(G)
+    value_fwd, time_fwd = C.timed(exe["fwd"], G0)
+    (value, g), time_grad = C.timed(exe["grad"], G0)
     exact = {}
     exact_label = C.tvboptim_exact(label) if label.startswith("tvboptim") else None
     if exact_label is not None:
         # The exact counterpart (same noise stream, post-hoc BOLD, no truncation): does this
         # configuration compute the same loss and d loss / d G?
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(io.StringIO()):
             ref = jax.jit(jax.value_and_grad(make_loss(exact_label, data, seconds)))
             ref_value, ref_g = jax.block_until_ready(ref(G0))
         exact = {"exact_label": exact_label, "exact_loss": float(ref_value),
@@ -246,24 +236,18 @@ def measure_one(label, seconds, path):
         # The simulated BOLD itself, to check that every strategy's trajectory is
         # bit-identical (the loss can differ in the last bits: XLA compiles the FC and
         # RMSE after the loop differently in each whole program).
-        import hashlib
-
         bold = jax.jit(netdyn_bold(label, data[0], data[1], seconds, remat))(G0)
         bold_sha1 = hashlib.sha1(np.asarray(bold).tobytes()).hexdigest()
-    result = {"label": label, "seconds": seconds, "compile_fwd_s": compile_fwd,
-              "compile_grad_s": compile_grad, "temp_bytes": int(mem.temp_size_in_bytes),
-              "fwd_temp_bytes": int(fwd.memory_analysis().temp_size_in_bytes),
-              "rss_setup": rss_setup, "rss_compiled": rss_compiled, "rss_peak": maxrss_bytes(),
-              "first_fwd_s": time_fwd, "first_grad_s": time_grad, "loss": float(value),
-              "loss_fwd": float(value_fwd), "grad": float(g), "auto_choice": chosen,
-              "choose_s": choose_s, "bold_sha1": bold_sha1, **exact}
-    path.write_text(H.dumps(result))
+    path.write_text(H.dumps({
+        "label": label, "seconds": seconds, **figures,
+        "fwd_temp_bytes": int(exe["fwd"].memory_analysis().temp_size_in_bytes),
+        "rss_peak": maxrss_bytes(), "first_fwd_s": time_fwd, "first_grad_s": time_grad,
+        "loss": float(value), "loss_fwd": float(value_fwd), "grad": float(g),
+        "bold_sha1": bold_sha1, **exact}))
 
 
 def describe(strategy) -> str:
     """A strategy's constructor call (equinox's repr hides default fields)."""
-    import netdyn as nd
-
     if isinstance(strategy, nd.Uniform):
         return f"Uniform({strategy.block})"
     if isinstance(strategy, nd.Nested):
@@ -300,14 +284,15 @@ def interleaved_times(labels, data, seconds, repeats):
 
 
 def build_rows(labels, times, memory, n_steps):
+    """One row per configuration: its blocks, best and median times, fresh-process figures."""
     rows = []
     for label in labels:
-        t, m = times.get(label), memory.get(label, {})
-        rows.append({"label": label, "blocks": effective_blocks(label, n_steps),
-                     "fwd": min(t["fwd"]) if t else math.nan,
-                     "grad": min(t["grad"]) if t else math.nan,
-                     "fwd_median": float(np.median(t["fwd"])) if t else math.nan,
-                     "grad_median": float(np.median(t["grad"])) if t else math.nan, **m})
+        row = {"label": label, "blocks": effective_blocks(label, n_steps)}
+        for kind in ("fwd", "grad"):
+            ts = times.get(label, {}).get(kind)
+            row[kind] = min(ts) if ts else math.nan
+            row[f"{kind}_median"] = float(np.median(ts)) if ts else math.nan
+        rows.append({**row, **memory.get(label, {})})
     return rows
 
 
@@ -462,11 +447,9 @@ def plot(m, out):
         ax.legend(fontsize=8)
     ax = axes[2]
     for r in ok:
-        tool = r["label"].startswith("tvboptim")
-        balloon = split_label(r["label"])[1] == "balloon"
-        ax.scatter(r["grad"], mb(r["temp_bytes"]),
-                   marker="^" if tool else "s" if balloon else "o",
-                   color="C3" if tool else "C2" if balloon else "C0", zorder=3)
+        kind = "tvboptim" if r["label"].startswith("tvboptim") else split_label(r["label"])[1]
+        marker, color = {"tvboptim": ("^", "C3"), "balloon": ("s", "C2")}.get(kind, ("o", "C0"))
+        ax.scatter(r["grad"], mb(r["temp_bytes"]), marker=marker, color=color, zorder=3)
         ax.annotate(r["label"], (r["grad"], mb(r["temp_bytes"])), textcoords="offset points",
                     xytext=(4, 3), fontsize=6)
     ax.set(xscale="log", yscale="log", xlabel="gradient time (s)", ylabel="XLA temp memory (MB)",
@@ -483,23 +466,12 @@ def plot(m, out):
 def run_hour(label, seconds, forward, path):
     """The fresh process of ``--hour``: compile, run, write JSON to ``path``."""
     t_start = time.perf_counter()
-    data = load_data()
-    rss_setup = maxrss_bytes()
-    t = time.perf_counter()
-    remat, chosen = resolve_remat(label, data, seconds)
-    choose_s = time.perf_counter() - t
-    loss = make_loss(label, data, seconds, remat)
+    _, _, loss, exe, figures, mem = fresh_setup(label, seconds, forward=False)
     G0 = jnp.asarray(G)
-    grad, compile_grad = C.compile_timed(jax.jit(jax.value_and_grad(loss)), G0)
-    mem = grad.memory_analysis()
-    rss_compiled = maxrss_bytes()
-    (value, g), grad_s = C.timed(grad, G0)
-    result = {"label": label, "auto_choice": chosen, "choose_s": choose_s, "seconds": seconds,
-              "n_steps": round(seconds * 1000.0 / DT), "compile_grad_s": compile_grad,
-              "grad_s": grad_s, "temp_bytes": int(mem.temp_size_in_bytes),
-              "argument_bytes": int(mem.argument_size_in_bytes),
-              "output_bytes": int(mem.output_size_in_bytes), "rss_setup": rss_setup,
-              "rss_compiled": rss_compiled, "rss_after_grad": maxrss_bytes(),
+    (value, g), grad_s = C.timed(exe["grad"], G0)
+    result = {"label": label, "seconds": seconds, "n_steps": round(seconds * 1000.0 / DT),
+              **figures, "grad_s": grad_s, "argument_bytes": int(mem.argument_size_in_bytes),
+              "output_bytes": int(mem.output_size_in_bytes), "rss_after_grad": maxrss_bytes(),
               "loss": float(value), "grad": float(g)}
     if forward:
         fwd, result["compile_fwd_s"] = C.compile_timed(jax.jit(loss), G0)
@@ -543,10 +515,8 @@ def measure_hour(args) -> dict:
 
 def duration(seconds):
     """``"1 hour"``, ``"2 hours"`` or ``"120 s"``."""
-    if seconds % 3600 == 0:
-        hours = round(seconds / 3600)
-        return f"{hours} hour" + ("s" if hours != 1 else "")
-    return f"{seconds:g} s"
+    hours = round(seconds / 3600)
+    return f"{seconds:g} s" if seconds % 3600 else f"{hours} hour" + "s" * (hours != 1)
 
 
 def render_hour(h) -> list[str]:
@@ -554,7 +524,7 @@ def render_hour(h) -> list[str]:
     info, res, seconds = h["info"], h["result"], h["seconds"]
     n = res["n_steps"]
     label = res["label"] + (f" → {res['auto_choice']}" if res.get("auto_choice") else "")
-    lines = [
+    return [
         HOUR_MARKER, "", f"## {duration(seconds)} of simulated time ({n:,} steps)", "",
         "Generated by `"
         + C.command("bench_remat.py", "--hour", seconds != 3600 and f"--seconds {seconds:g}",
@@ -586,7 +556,6 @@ def render_hour(h) -> list[str]:
         *H.table(("strategy", "blocks", "temp MB", "compile s"), [
             (lab, effective_blocks(lab, n), f"{mb(temp):,.2f}", f"{t:.1f}")
             for lab, (temp, t) in h["compile_only"].items()])]
-    return lines
 
 
 # ------------------------------------------------------------------------------ main
@@ -596,13 +565,12 @@ def measure(args) -> dict:
     """Every configuration's fresh process and interleaved times; or, with ``--hour``, the
     one-hour section (the other measurements kept from the saved ``.json``)."""
     saved = H.out_path(args, "remat").with_suffix(".json")
+    old = H.loads(saved.read_text()) if saved.is_file() else {}
     if args.hour:
-        old = H.loads(saved.read_text()) if saved.is_file() else {}
         return {**old, "hour": measure_hour(args)}
     seconds = args.seconds or (6.0 if args.smoke else 60.0)
     repeats = args.repeats or (2 if args.smoke else 3)
-    own_cache = None
-    if args.cache is None:
+    if args.cache is None:  # the folder lives as long as own_cache: until measure returns
         own_cache = tempfile.TemporaryDirectory(prefix="netdyn_bench_remat_")
         args.cache = own_cache.name
     if args.cache:
@@ -629,7 +597,6 @@ def measure(args) -> dict:
     timed = [label for label in labels if "error" not in memory[label]]
     print("interleaved timing:", flush=True)
     times = interleaved_times(timed, data, seconds, repeats)
-    old = H.loads(saved.read_text()) if saved.is_file() else {}
     return {"seconds": seconds, "data": data[3], "rows": build_rows(labels, times, memory, n_steps),
             "args": {"quick": args.smoke, "repeats": repeats, "compare": args.compare},
             **({"hour": old["hour"]} if "hour" in old else {})}
