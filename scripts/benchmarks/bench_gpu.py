@@ -55,6 +55,7 @@ import argparse
 import json
 import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -63,7 +64,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import _common as C  # first: this checkout's netdyn
 import _harness as H
+import equinox as eqx
+import jax  # no backend started on import: the parent keeps to the CPU (see __main__)
+import jax.numpy as jnp
+import numpy as np
 from _common import DT, PERIOD, SIGMA, SPEED, G
+
+import netdyn as nd
 
 FULL = {"forward_seconds": 10.0, "grad_seconds": 60.0, "unrolls": (1, 4, 8, 16),
         "batches": (256, 1024, 2048, 4096, 8192), "batch_seconds": 10.0, "budget": 420.0,
@@ -85,11 +92,6 @@ SHARES = {"forward-float64": 0.10, "forward-float32": 0.10, "gradient-float64": 
 def netdyn_forward(w, lengths, seconds, remat=None):
     """``run(net, key)``: the forward of the reference network (1 s temporal average, or
     every step below 1 s) in the process's default float; ``(run, (net, key))``."""
-    import jax
-    import jax.numpy as jnp
-
-    import netdyn as nd
-
     net = C.reference_network(w, lengths, jnp.zeros(()).dtype)  # float64 with x64
     monitor = nd.TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else nd.Raw()
     solver = nd.Heun() if remat is None else nd.Heun(remat=remat)
@@ -103,12 +105,6 @@ def netdyn_forward(w, lengths, seconds, remat=None):
 
 def netdyn_loss(label, w, lengths, fc, seconds):
     """``loss(G)``: the reference loss (HRF BOLD in the loop, FC, RMSE) under ``label``."""
-    import equinox as eqx
-    import jax
-    import jax.numpy as jnp
-
-    import netdyn as nd
-
     dtype = jnp.zeros(()).dtype
     net = C.reference_network(w, lengths, dtype)
     target = jnp.asarray(fc, dtype)
@@ -132,10 +128,8 @@ class Child:
     """One dtype's measurements; ``save`` rewrites the JSON after every case."""
 
     def __init__(self, args):
-        import jax
-
         self.args, self.dtype = args, args.part
-        stats = memory_stats(jax)
+        stats = memory_stats()
         usable = f", {stats['bytes_limit'] / 2**30:.1f} GiB usable" if stats else ""
         d = jax.devices()[0]
         self.results = {"dtype": self.dtype, "forward": [], "gradient": [], "batched": [],
@@ -156,7 +150,7 @@ class Child:
             json.dump(self.results, f, indent=1)
 
 
-def memory_stats(jax) -> dict:
+def memory_stats() -> dict:
     """The first device's ``memory_stats()`` with a ``bytes_limit``, else ``{}`` (not every
     backend reports its memory)."""
     try:
@@ -209,10 +203,6 @@ def timed_rounds(cases, repeats, deadline):
     one warm-up call each while the deadline allows, then rounds in random order while it
     allows (at least one round, so that a section past its deadline still measures every
     case once); ``outputs``: each case's last result."""
-    import random
-
-    import jax
-
     if time.perf_counter() < deadline:
         for f, a in cases.values():
             jax.block_until_ready(f(*a))
@@ -230,11 +220,6 @@ def timed_rounds(cases, repeats, deadline):
 
 
 def forward_section(child, data, deadline):
-    import jax
-    import numpy as np
-
-    import netdyn as nd
-
     args = child.args
     w, lengths = data["connectome"]
     n_steps = round(args.forward_seconds * 1000.0 / DT)
@@ -265,9 +250,6 @@ def forward_section(child, data, deadline):
 
 
 def gradient_section(child, data, deadline):
-    import jax
-    import jax.numpy as jnp
-
     args = child.args
     w, lengths, fc = data["loss_data"]
     seconds = args.grad_seconds
@@ -305,10 +287,6 @@ def gradient_section(child, data, deadline):
 
 
 def batched_section(child, data, deadline):
-    import equinox as eqx
-    import jax
-    import jax.numpy as jnp
-
     w, lengths = data["connectome"]
     seconds = child.args.batch_seconds
     n_steps = round(seconds * 1000.0 / DT)
@@ -349,7 +327,7 @@ def batched_section(child, data, deadline):
             mem = exe.memory_analysis()
             row.update(temp_mb=mem.temp_size_in_bytes / 1e6, out_mb=mem.output_size_in_bytes / 1e6)
             need = mem.temp_size_in_bytes + mem.output_size_in_bytes
-            stats = memory_stats(jax)
+            stats = memory_stats()
             free = stats["bytes_limit"] - stats.get("bytes_in_use", 0) if stats else None
             estimate = B * n_steps / rate[tool]
             if free is not None and need > 0.9 * free:
@@ -376,8 +354,6 @@ def batched_section(child, data, deadline):
 
 
 def run_child(args):
-    import jax
-
     jax.config.update("jax_enable_x64", args.part == "float64")
     child = Child(args)
     w, lengths, _ = C.load_connectome()
@@ -405,8 +381,8 @@ def run_child(args):
 def run_parts(args):
     """Run the float64 and float32 children (this command's options, sizes settled); their
     results."""
-    settled = [f"--{k.replace('_', '-')}={v!r}" for k, v in vars(args).items()
-               if k in ("budget", "forward_seconds", "grad_seconds", "batch_seconds")]
+    settled = [f"--{k.replace('_', '-')}={getattr(args, k)!r}"
+               for k in ("budget", "forward_seconds", "grad_seconds", "batch_seconds")]
     listed = [x for k in ("unrolls", "batches", "netdyn_grad", "tvboptim_grad")
               for x in (f"--{k.replace('_', '-')}", *map(str, getattr(args, k)))]
     parts = {}
@@ -440,8 +416,8 @@ def render(m: dict) -> str:
     """The report of both children's results."""
     parts, args = m["parts"], argparse.Namespace(**m["settings"])
     f64, f32 = parts.get("float64", {}), parts.get("float32", {})
-    device, backend = f64.get("device") or f32.get("device"), f64.get("backend") or f32.get(
-        "backend")
+    device = f64.get("device") or f32.get("device")
+    backend = f64.get("backend") or f32.get("backend")
     lines = [
         "# GPU benchmark: forward, gradient and batched throughput against tvboptim", "",
         f"Generated by `{C.command('bench_gpu.py', args.smoke and '--smoke')}` in "
@@ -586,7 +562,5 @@ if __name__ == "__main__":
         options(p)
         run_child(p.parse_args())  # every size given by the parent
     else:
-        import jax
-
         jax.config.update("jax_platforms", "cpu")  # keep the accelerator for the children
         H.main(measure, render, doc=__doc__, name="gpu", options=options)
