@@ -17,6 +17,7 @@ gradient.
 """
 
 import json
+import math
 import time
 
 import _common as C  # first: this checkout's netdyn
@@ -123,8 +124,7 @@ def _corr(a, b) -> float:
 
 def compare(lin, runs: dict, variable_row: int, data_fc: np.ndarray) -> dict:
     """The figures of one point: analytic (``lin``) against the simulated runs."""
-    n = data_fc.shape[0]
-    iu = np.triu_indices(n, 1)
+    iu = np.triu_indices(data_fc.shape[0], 1)
     x = np.asarray(runs["signal"])  # [B, samples, nodes]
     B = x.shape[0]
     fcs = np.stack([np.corrcoef(xb.T)[iu] for xb in x])  # [B, pairs]
@@ -191,29 +191,23 @@ def rww_couplings(models: Models, taus):
               and float(jnp.mean(y)) < LOW_BRANCH)
         return (y, -1.0 / float(abscissa) / 1000.0) if ok else None
 
+    def bisect(hi, tau):
+        """The largest G in [0.10, hi] with a low fixed point whose tau is at most ``tau``,
+        and that fixed point (continued from the last one found)."""
+        lo, y_lo = 0.10, start[0]
+        for _ in range(BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            found = low(mid, y_lo)
+            if found is None or found[1] > tau:
+                hi = mid
+            else:
+                lo, y_lo = mid, found[0]
+        return lo, y_lo
+
     start = low(0.10, jnp.full((1, 80), 0.05))
     assert start is not None, "rww: no low-branch fixed point at G = 0.10"
-    lo, hi, y_lo = 0.10, 0.30, start[0]
-    for _ in range(BISECTIONS):  # the end of the low branch
-        mid = 0.5 * (lo + hi)
-        found = low(mid, y_lo)
-        if found is None:
-            hi = mid
-        else:
-            lo, y_lo = mid, found[0]
-    G_c = lo
-    out = []
-    for tau in taus:
-        a, b, y_a = 0.10, G_c, start[0]
-        for _ in range(BISECTIONS):
-            mid = 0.5 * (a + b)
-            found = low(mid, y_a)
-            if found is None or found[1] > tau:
-                b = mid
-            else:
-                a, y_a = mid, found[0]
-        out.append((tau, a, y_a))
-    return out, G_c
+    G_c = bisect(0.30, math.inf)[0]  # the end of the low branch
+    return [(tau, *bisect(G_c, tau)) for tau in taus], G_c
 
 
 def default_start(net, monitor) -> str:
@@ -232,22 +226,20 @@ def timings(models: Models, data, repeats: int) -> dict:
     target = jnp.asarray(data.fc)
     n = target.shape[0]
 
-    def with_G(G):
-        return eqx.tree_at(lambda m: m.coupling.G, net0, G)
-
-    def with_wp(wp):
-        return eqx.tree_at(lambda m: m.dynamics.w_p, net0, wp)
+    def fc_G(G):
+        return nd.linear_fc(eqx.tree_at(lambda m: m.coupling.G, net0, G), monitor).fc
 
     def loss_G(G):
-        return nd.rmse(nd.linear_fc(with_G(G), monitor).fc, target)
+        return nd.rmse(fc_G(G), target)
 
     def loss_wp(wp):
-        return nd.rmse(nd.linear_fc(with_wp(wp), monitor).fc, target)
+        return nd.rmse(nd.linear_fc(eqx.tree_at(lambda m: m.dynamics.w_p, net0, wp),
+                                    monitor).fc, target)
 
     G = jnp.asarray(0.5)
     wp = jnp.full((n,), 1.4)
     fns = {
-        "value (FC)": (jax.jit(lambda G: nd.linear_fc(with_G(G), monitor).fc), (G,)),
+        "value (FC)": (jax.jit(fc_G), (G,)),
         "value + gradient wrt G": (jax.jit(jax.value_and_grad(loss_G)), (G,)),
         f"value + gradient wrt {n} regional w_p": (jax.jit(jax.value_and_grad(loss_wp)), (wp,)),
     }
@@ -276,22 +268,19 @@ def _f(x, spec=".3f"):
     return H.num(x, spec, "nan")
 
 
-HEAD = ("| {G} | abscissa (1/ms) | tau (s) | r(an, sim) | ceiling | single vs rest | mean FC an "
-        "| mean FC sim (SE) | diff | var sim/an | {state} | r(an, data) | r(sim, data) |")
-
-
 def table(rows, G_label="G", G_text=lambda r: f"{r['G']:.2f}", state="S̄ − S*") -> list[str]:
-    lines = [HEAD.format(G=G_label, state=state), "|" + "---|" * 13]
-    for r in rows:
-        lines.append(
-            f"| {G_text(r)} | {r['abscissa_per_ms']:.2e} | {_f(r['tau_s'], '.2f')} | "
-            f"{_f(r['r_analytic_sim'])} | {_f(r['r_ceiling'])} | "
-            f"{_f(r['r_single_vs_rest'])} | {_f(r['mean_fc_analytic'])} | "
-            f"{_f(r['mean_fc_sim'])} ({_f(r['mean_fc_sim_se'])}) | "
-            f"{_f(r['mean_fc_diff'], '+.3f')} | {_f(r['variance_ratio_median'], '.2f')} | "
-            f"{_f(r['state_offset_mean'], '+.1e')} (max {_f(r['state_offset_max_run'], '.1e')})"
-            f" | {_f(r['r_analytic_data'])} | {_f(r['r_sim_data'])} |")
-    return lines
+    """The table of a model's points (one row per coupling)."""
+    return H.table(
+        (G_label, "abscissa (1/ms)", "tau (s)", "r(an, sim)", "ceiling", "single vs rest",
+         "mean FC an", "mean FC sim (SE)", "diff", "var sim/an", state, "r(an, data)",
+         "r(sim, data)"),
+        [(G_text(r), f"{r['abscissa_per_ms']:.2e}", _f(r["tau_s"], ".2f"),
+          *(_f(r[k]) for k in ("r_analytic_sim", "r_ceiling", "r_single_vs_rest",
+                               "mean_fc_analytic")),
+          f"{_f(r['mean_fc_sim'])} ({_f(r['mean_fc_sim_se'])})", _f(r["mean_fc_diff"], "+.3f"),
+          _f(r["variance_ratio_median"], ".2f"),
+          f"{_f(r['state_offset_mean'], '+.1e')} (max {_f(r['state_offset_max_run'], '.1e')})",
+          _f(r["r_analytic_data"]), _f(r["r_sim_data"])) for r in rows])
 
 
 def held(rows) -> tuple[list, list]:
@@ -498,6 +487,12 @@ def render(m: dict) -> str:
 # -------------------------------------------------------------------------- main
 
 
+def setup(seed):
+    """``(data, its FC, Models, key)``: the hcp data and the noise key of ``seed``."""
+    data = nd.datasets.load("hcp")
+    return data, np.asarray(data.fc, float), Models(data), jax.random.key(seed)
+
+
 def ei_key(key, G, cfg):
     """The noise key of rww-ei-fic's point ``G`` in the main table."""
     return jax.random.fold_in(key, list(cfg["ei_G"]).index(G))
@@ -525,10 +520,7 @@ def add_delays(args, couplings) -> dict:
     saved = H.loads(H.out_path(args, "linear_fc").with_suffix(".json").read_text())
     cfg, res = saved["config"], saved["results"]
     t0 = time.perf_counter()
-    data = nd.datasets.load("hcp")
-    data_fc = np.asarray(data.fc, float)
-    models = Models(data)
-    key = jax.random.key(saved["seed"])
+    data, data_fc, models, key = setup(saved["seed"])
     for G in couplings:
         net = models.build("rww-ei-fic", G)
         lin = analytic(net, signal_monitor("rww-ei-fic"))
@@ -569,20 +561,15 @@ def measure(args) -> dict:
         return add_delays(args, args.add_delays)
     cfg = SMOKE if args.smoke else FULL
     wall = time.perf_counter()
-    data = nd.datasets.load("hcp")
-    data_fc = np.asarray(data.fc, float)
-    models = Models(data)
-    key = jax.random.key(args.seed)
+    data, data_fc, models, key = setup(args.seed)
     res = {m: {"rows": []} for m in ("rww-ei-fic", "rww", "hopf", "hopf-linear")}
     res["sim_seconds"] = {m: [] for m in res}
     res["delays"] = []
     runs_kept = {}
 
-    def point(model, G, label, sigma=None, extra=None):
+    def point(model, G, label, sigma=None, initial=None, extra=None):
         net = models.build(model, G, sigma)
-        monitor = signal_monitor(model)
-        init = None if extra is None else extra.get("initial")
-        lin = analytic(net, monitor, init)
+        lin = analytic(net, signal_monitor(model), initial)
         if lin is None:
             print(f"{label} G={G}: no stable fixed point found", flush=True)
             return None
@@ -596,7 +583,6 @@ def measure(args) -> dict:
             row["state_offset_mean"] = float(2 * x.var(axis=1).mean())
             row["state_offset_max_run"] = float(2 * x.var(axis=1).mean(1).max())
         row.update(extra or {})
-        row.pop("initial", None)
         res[label]["rows"].append(row)
         runs_kept[(label, G)] = (net, lin, k)
         print(f"{label} G={G:.6g}: tau {row['tau_s']:.2f} s r {row['r_analytic_sim']:.3f} "
@@ -619,9 +605,8 @@ def measure(args) -> dict:
               flush=True)
         for tau, G, init in couplings:
             net = models.build("rww", G)
-            point("rww", G, "rww", extra={
-                "tau_target": tau, "initial": init,
-                "default_start": default_start(net, signal_monitor("rww"))})
+            point("rww", G, "rww", initial=init, extra={
+                "tau_target": tau, "default_start": default_start(net, signal_monitor("rww"))})
 
     for G in cfg["hopf_G"]:
         point("hopf", G, "hopf")
