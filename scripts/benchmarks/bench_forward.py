@@ -28,9 +28,12 @@ from _common import DT, PERIOD, SIGMA, SPEED, G
 
 jax.config.update("jax_enable_x64", True)
 
+import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
+
+import netdyn as nd  # noqa: E402
 
 HISTORY_MARKER = "<!-- history: kept when this file is regenerated -->"
 
@@ -39,16 +42,11 @@ HISTORY_MARKER = "<!-- history: kept when this file is regenerated -->"
 
 
 def netdyn_forward(w, lengths, dtype, seconds, interpolation="nearest", noise=True):
-    import equinox as eqx
-
-    import netdyn as nd
-
     net = C.reference_network(w, lengths, dtype, interpolation=interpolation)
     if not noise:
         net = eqx.tree_at(lambda n: n.noise, net, None)
-    graph = net.graph
     monitor = nd.TemporalAverage(period=PERIOD) if seconds * 1000.0 >= PERIOD else nd.Raw()
-    y0 = jnp.full((1, graph.n_nodes), 0.3, dtype)
+    y0 = jnp.full((1, net.graph.n_nodes), 0.3, dtype)
 
     def run(net, key):
         return nd.simulate(net, nd.Heun(), t0=0.0, t1=seconds * 1000.0, dt=DT,
@@ -210,8 +208,6 @@ def noise_cases(dtype, n_steps, n_nodes=84):
     """Per-step standard normal draws ``[1, nodes]``, counter-based on the step: JAX's
     ``normal(fold_in(key, i))`` per key implementation, and netdyn's noise increment with
     sigma = 1 and dt = 1 (the same draw, bit for bit)."""
-    import netdyn as nd
-
     unit = nd.AdditiveNoise(sigma=1.0)
     y = jnp.zeros((1, n_nodes), dtype)
 
@@ -252,17 +248,14 @@ def measure(args) -> dict:
     tool_rows, compile_rows = [], []
     for dtype_name in args.dtypes:
         dtype = jnp.dtype(dtype_name)
-        builders = {
-            "netdyn (nearest delays)": lambda: netdyn_forward(w, lengths, dtype, args.seconds),
-            "netdyn (linear interpolation)":
-                lambda: netdyn_forward(w, lengths, dtype, args.seconds, "linear"),
-        }
+        programs = {"netdyn (nearest delays)": netdyn_forward(w, lengths, dtype, args.seconds),
+                    "netdyn (linear interpolation)":
+                        netdyn_forward(w, lengths, dtype, args.seconds, "linear")}
         if have_tvbo:
-            builders["tvboptim 0.4 (nearest delays)"] = \
-                lambda: tvboptim_forward(w, lengths, dtype, args.seconds)
+            programs["tvboptim 0.4 (nearest delays)"] = tvboptim_forward(w, lengths, dtype,
+                                                                         args.seconds)
         cases = {}
-        for name, build in builders.items():
-            f, fargs = build()
+        for name, (f, fargs) in programs.items():
             compiled, seconds = C.compile_timed(f, *fargs)
             cases[name] = (compiled, fargs)
             compile_rows.append((dtype_name, name, seconds))
@@ -346,12 +339,8 @@ def render(m: dict) -> str:
             "interpolation into the library call)."
         )
         for interpolation in ("nearest", "linear"):
-            table = micro.get(f"gather-{interpolation}")
-            if not table:
-                continue
-            out += ["", f"{interpolation}:", "", *H.table(
-                ("formulation", "µs/step (best)", "median"),
-                [(name, f"{b:.2f}", f"{md:.2f}") for name, (b, md) in table.items()])]
+            if micro.get(f"gather-{interpolation}"):
+                out += micro_table(interpolation, "formulation", micro[f"gather-{interpolation}"])
         out += ["", "## Per-step noise draw", ""]
         out.append(
             f"A loop of {m['micro_steps']} steps drawing `[1, 84]` standard normals for step `i`, "
@@ -361,12 +350,15 @@ def render(m: dict) -> str:
             "for bit (`fold_in_normal` in `netdyn/_xla_tricks.py`)."
         )
         for key, table in micro.items():
-            if not key.startswith("noise-"):
-                continue
-            out += ["", f"{key[6:]}:", "", *H.table(
-                ("draw", "µs/step (best)", "median"),
-                [(name, f"{b:.2f}", f"{md:.2f}") for name, (b, md) in table.items()])]
+            if key.startswith("noise-"):
+                out += micro_table(key[6:], "draw", table)
     return "\n".join([*out, "", m["history"]]).rstrip("\n") + "\n"
+
+
+def micro_table(title, what, table) -> list[str]:
+    """A micro-benchmark's table under ``title:``, best and median µs/step per ``what``."""
+    return ["", f"{title}:", "", *H.table((what, "µs/step (best)", "median"), [
+        (name, f"{b:.2f}", f"{md:.2f}") for name, (b, md) in table.items()])]
 
 
 def options(p) -> None:
