@@ -132,9 +132,9 @@ class Child:
         stats = memory_stats()
         usable = f", {stats['bytes_limit'] / 2**30:.1f} GiB usable" if stats else ""
         d = jax.devices()[0]
+        device = f"{d.platform}: {getattr(d, 'device_kind', '?')}{usable} (jax {jax.__version__})"
         self.results = {"dtype": self.dtype, "forward": [], "gradient": [], "batched": [],
-                        "notes": [], "device": f"{d.platform}: {getattr(d, 'device_kind', '?')}"
-                        f"{usable} (jax {jax.__version__})", "backend": jax.default_backend()}
+                        "notes": [], "device": device, "backend": jax.default_backend()}
         self.have_tvbo = C.have_tvboptim() and not args.no_tvboptim
         if not self.have_tvbo:
             self.note("tvboptim not importable (or --no-tvboptim): its side is skipped.")
