@@ -291,31 +291,39 @@ def timed(f, *args):
     return out, time.perf_counter() - t
 
 
-def interleaved(cases, repeats, *, group=None, warmup=False, log=False):
+def interleaved(cases, repeats, *, group=None, warmup=False, log=False, deadline=None,
+                outputs=None):
     """Seconds of every call of ``cases`` (``name -> (callable, args)``): ``repeats``
     rounds, each calling every case once in a new random order, so that a shared machine's
     slow spells spread over all cases. Cases with the same ``group(name)`` are called
     together, in their order (e.g. a forward and its gradient). ``warmup``: one untimed
-    call of each first (allocations)."""
+    call of each first (allocations). ``deadline`` (a ``time.perf_counter()``): no warm-up
+    past it, and no round that would end past it (at least one round is run).
+    ``outputs``: a dict given the last result of each case."""
     import jax
 
     groups = {}
     for name in cases:
         groups.setdefault(name if group is None else group(name), []).append(name)
-    if warmup:
+    if warmup and (deadline is None or time.perf_counter() < deadline):
         for f, args in cases.values():
             jax.block_until_ready(f(*args))
     times = {name: [] for name in cases}
     for r in range(repeats):
+        start = time.perf_counter()
         for g in random.sample(list(groups), len(groups)):
             for name in groups[g]:
                 f, args = cases[name]
                 t = time.perf_counter()
-                jax.block_until_ready(f(*args))
+                out = jax.block_until_ready(f(*args))
                 times[name].append(time.perf_counter() - t)
+                if outputs is not None:
+                    outputs[name] = out
         if log:
             print(f"  round {r + 1}/{repeats} done ({time.strftime('%H:%M:%S')}, load "
                   f"{loadavg()})", flush=True)
+        if deadline is not None and time.perf_counter() + (time.perf_counter() - start) > deadline:
+            break
     return times
 
 

@@ -55,7 +55,6 @@ import argparse
 import json
 import math
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -198,27 +197,6 @@ def compile_cases(child, section, lowered, deadline):
     return cases, compile_s, wall
 
 
-def timed_rounds(cases, repeats, deadline):
-    """``(seconds, outputs)`` of the calls of ``cases`` (``name -> (executable, args)``):
-    one warm-up call each while the deadline allows, then rounds in random order while it
-    allows (at least one round, so that a section past its deadline still measures every
-    case once); ``outputs``: each case's last result."""
-    if time.perf_counter() < deadline:
-        for f, a in cases.values():
-            jax.block_until_ready(f(*a))
-    times, outputs = {name: [] for name in cases}, {}
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for name in random.sample(list(cases), len(cases)):
-            f, a = cases[name]
-            t = time.perf_counter()
-            outputs[name] = jax.block_until_ready(f(*a))
-            times[name].append(time.perf_counter() - t)
-        if time.perf_counter() + (time.perf_counter() - start) > deadline:
-            break
-    return times, outputs
-
-
 def forward_section(child, data, deadline):
     args = child.args
     w, lengths = data["connectome"]
@@ -231,7 +209,9 @@ def forward_section(child, data, deadline):
         run, a = C.tvboptim_forward(w, lengths, args.forward_seconds)
         lowered["tvboptim"] = (jax.jit(run).lower(*a), a)
     cases, compile_s, wall = compile_cases(child, "forward", lowered, deadline)
-    times, outputs = timed_rounds(cases, args.repeats, deadline)
+    outputs = {}
+    times = C.interleaved(cases, args.repeats, warmup=True, deadline=deadline,
+                          outputs=outputs)
     ref = np.asarray(outputs["netdyn unroll=1"]) if "netdyn unroll=1" in outputs else None
     for name, ts in times.items():
         tv = name == "tvboptim"
@@ -265,7 +245,9 @@ def gradient_section(child, data, deadline):
         if label in losses:
             lowered[(label, "fwd")] = (jax.jit(losses[label]).lower(G0), (G0,))
     cases, compile_s, wall = compile_cases(child, "gradient", lowered, deadline)
-    times, outputs = timed_rounds(cases, args.repeats, deadline)
+    outputs = {}
+    times = C.interleaved(cases, args.repeats, warmup=True, deadline=deadline,
+                          outputs=outputs)
     fwd = {label: min(times[(label, "fwd")]) for label in ("NoRemat", "tvboptim")
            if (label, "fwd") in times}
     for label in losses:
