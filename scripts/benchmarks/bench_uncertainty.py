@@ -119,13 +119,14 @@ def _plain(u) -> dict:
             "hessian": float(u.hessian_eigenvalues[0]), "valid": u.valid, "note": u.note}
 
 
-def repetition(rep, seed, truth, simulate_runs, diagnose: bool) -> dict:
-    """One data set: simulate, fit, ``nd.uncertainty`` on the loss and on ``AsIs(loss)``, the
-    check refit (each timed); ``diagnose``: the Hessian under each fresh key (not timed)."""
+def repetition(rep, seed, truth, simulate_runs, diagnose: bool, metric: str = "rmse") -> dict:
+    """One data set: simulate, fit, ``nd.uncertainty`` on the loss and (``rmse``) on
+    ``AsIs(loss)``, the check refit (each timed); ``diagnose``: the Hessian under each fresh
+    key (not timed). Another ``metric``: the library's interval alone."""
     key = streams(seed, rep)
     t = [time.perf_counter()]
     runs = list(np.asarray(simulate_runs(truth, key["data"])))
-    loss = fc_loss(nd.runs_fc(runs))
+    loss = fc_loss(nd.runs_fc(runs), metric=metric)
     t.append(time.perf_counter())
     start = eqx.tree_at(WHERE, truth, jnp.asarray(START * G_TRUE))
     fitted, G, loss_value, grad = _fit(loss, start, key["fit"], OPT, STEPS)
@@ -134,6 +135,9 @@ def repetition(rep, seed, truth, simulate_runs, diagnose: bool) -> dict:
     u = nd.uncertainty(loss, fitted, WHERE, key=key["fit"], noise_keys=key["noise"],
                        leave_one_out=leave, level=LEVEL)
     t.append(time.perf_counter())
+    if metric != "rmse":
+        return {"rep": rep, "G": G, "loss": loss_value, "grad": grad, **_plain(u),
+                "seconds": {"fit": t[2] - t[1], "uncertainty": t[3] - t[2]}}
     u2 = nd.uncertainty(AsIs(loss), fitted, WHERE, key=key["fit"], noise_keys=key["noise"],
                         leave_one_out=[AsIs(x) for x in leave], level=LEVEL)
     t.append(time.perf_counter())
@@ -206,6 +210,16 @@ def wilson(hits: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return (centre - half, centre + half)
 
 
+def coverage(G, sd, dof) -> dict:
+    """At each of ``LEVELS``: how many of the intervals ``t quantile x sd`` hold G*."""
+    out = {}
+    for level in LEVELS:
+        q = np.array([nd.t_quantile((1 + level) / 2, d) for d in dof])
+        hits = int(np.sum(np.abs(G - G_TRUE) <= q * sd))
+        out[str(level)] = {"hits": hits, "coverage": hits / len(G), "ci": wilson(hits, len(G))}
+    return out
+
+
 VARIANTS = ("library", "as_is")
 VARIANT_NAMES = {"library": "library (rmse squared)", "as_is": "as is (root)"}
 
@@ -217,11 +231,6 @@ def _variant(rows: list[dict], v: str, emp_noise: float, emp_data: float) -> dic
     sd, nsd, dsd, dof = (np.array([r[v][k] for r in rows])
                          for k in ("sd", "noise_sd", "data_sd", "dof"))
     hits = int(sum(r[v]["lower"] <= G_TRUE <= r[v]["upper"] for r in rows))
-    calibration = {}
-    for level in LEVELS:
-        q = np.array([nd.t_quantile((1 + level) / 2, d) for d in dof])
-        h = int(np.sum(np.abs(G - G_TRUE) <= q * sd))
-        calibration[str(level)] = {"hits": h, "coverage": h / M, "ci": wilson(h, M)}
     q_noise = nd.t_quantile((1 + LEVEL) / 2, NOISE_KEYS - 1)
     q_data = nd.t_quantile((1 + LEVEL) / 2, RUNS - 1)
     diff = np.array([r["G"] - r["G_refit"] for r in rows])
@@ -230,7 +239,7 @@ def _variant(rows: list[dict], v: str, emp_noise: float, emp_data: float) -> dic
             # the noise part against what it describes: the refit with another noise key
             "refit": np.abs(diff) <= q_noise * math.sqrt(2) * nsd}
     out = {"hits": hits, "coverage": hits / M, "ci": wilson(hits, M),
-           "valid": int(sum(r[v]["valid"] for r in rows)), "calibration": calibration,
+           "valid": int(sum(r[v]["valid"] for r in rows)), "calibration": coverage(G, sd, dof),
            "sd_rms": float(np.sqrt(np.mean(sd**2))), "sd_mean": float(sd.mean()),
            "sd_cv": float(sd.std(ddof=1) / sd.mean()),
            "noise_sd_rms": float(np.sqrt(np.mean(nsd**2))),
@@ -409,35 +418,13 @@ def report(data: dict) -> str:
 # ------------------------------------------- another metric: the library's interval alone
 
 
-def loss_repetition(rep: int, seed: int, truth, simulate_runs, metric: str) -> dict:
-    """One data set with ``metric``: simulate, fit, ``nd.uncertainty`` (each timed)."""
-    key = streams(seed, rep)
-    runs = list(np.asarray(simulate_runs(truth, key["data"])))
-    loss = fc_loss(nd.runs_fc(runs), metric=metric)
-    start = eqx.tree_at(WHERE, truth, jnp.asarray(START * G_TRUE))
-    t = time.perf_counter()
-    fitted, G, value, grad = _fit(loss, start, key["fit"], OPT, STEPS)
-    t_fit = time.perf_counter() - t
-    leave = [loss.replace(target=nd.runs_fc(runs[:r] + runs[r + 1:])) for r in range(RUNS)]
-    t = time.perf_counter()
-    u = nd.uncertainty(loss, fitted, WHERE, key=key["fit"], noise_keys=key["noise"],
-                       leave_one_out=leave, level=LEVEL)
-    return {"rep": rep, "G": G, "loss": value, "grad": grad, **_plain(u),
-            "seconds": {"fit": t_fit, "uncertainty": time.perf_counter() - t}}
-
-
 def loss_summary(rows: list[dict]) -> dict:
     """Coverage at each of ``LEVELS`` and the reported sd against the fitted G's spread."""
-    M = len(rows)
     G = np.array([r["G"] for r in rows])
     sd, dof = np.array([r["sd"] for r in rows]), np.array([r["dof"] for r in rows])
-    levels = {}
-    for level in LEVELS:
-        q = np.array([nd.t_quantile((1 + level) / 2, d) for d in dof])
-        hits = int(np.sum(np.abs(G - G_TRUE) <= q * sd))
-        levels[str(level)] = {"hits": hits, "coverage": hits / M, "ci": wilson(hits, M)}
     spread = float(np.std(G, ddof=1))
-    return {"reps": M, "valid": int(sum(r["valid"] for r in rows)), "levels": levels,
+    return {"reps": len(rows), "valid": int(sum(r["valid"] for r in rows)),
+            "levels": coverage(G, sd, dof),
             "G_mean": float(G.mean()), "G_spread": spread,
             "sd_rms": float(np.sqrt(np.mean(sd**2))),
             "sd_over_spread": float(np.sqrt(np.mean(sd**2))) / spread,
@@ -490,20 +477,18 @@ def measure(args) -> dict:
     truth = network(*connectome()[:2], G_TRUE)
     simulate_runs = eqx.filter_jit(fc_loss(np.eye(NODES), RUNS, args.metric).signals)
     settings = {"seed": args.seed, "reps": args.reps, "metric": args.metric}
-    if args.metric != "rmse":
-        rows = []
-        for rep in range(args.reps):
-            rows.append(r := loss_repetition(rep, args.seed, truth, simulate_runs, args.metric))
-            print(f"{rep:3d} G {r['G']:.5f} sd {r['sd']:.5f} hit "
-                  f"{r['lower'] <= G_TRUE <= r['upper']:d} (load {C.loadavg()})", flush=True)
-        return {"settings": settings, "wall_seconds": time.perf_counter() - wall,
-                "summary": loss_summary(rows), "repetitions": rows}
-    checks = gradient_checks(truth, simulate_runs, args.seed)
+    rmse = args.metric == "rmse"
+    checks = gradient_checks(truth, simulate_runs, args.seed) if rmse else None
     rows = []
     for rep in range(args.reps):
-        rows.append(r := repetition(rep, args.seed, truth, simulate_runs, rep < args.diagnose))
-        print(f"{rep:3d} G {r['G']:.5f}, sd {r['library']['sd']:.5f} / {r['as_is']['sd']:.5f}, "
-              f"{sum(r['seconds'].values()):.1f} s, load {C.loadavg()}", flush=True)
+        rows.append(r := repetition(rep, args.seed, truth, simulate_runs,
+                                    rmse and rep < args.diagnose, args.metric))
+        sd = f"{r['library']['sd']:.5f} / {r['as_is']['sd']:.5f}" if rmse else f"{r['sd']:.5f}"
+        print(f"{rep:3d} G {r['G']:.5f}, sd {sd}, {sum(r['seconds'].values()):.1f} s, load "
+              f"{C.loadavg()}", flush=True)
+    if not rmse:
+        return {"settings": settings, "wall_seconds": time.perf_counter() - wall,
+                "summary": loss_summary(rows), "repetitions": rows}
     hess = hessian_check(truth, simulate_runs, args.seed, rows[0]["G"])
     s = summarise(rows)
     constants = {k: globals()[k] for k in (
