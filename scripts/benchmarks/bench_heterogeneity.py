@@ -100,8 +100,10 @@ def with_theta(net, theta):
 
 
 def start_theta(k: int) -> dict:
+    """The homogeneous start: G0, zero gains (and for k = 161 zero w_p deviations)."""
     # dtype given: a weakly typed G would recompile the step once its update is strong
-    return {"G": jnp.asarray(G0, dtype=float), "gain": jnp.zeros(k - 1)}
+    theta = {"G": jnp.asarray(G0, dtype=float), "gain": jnp.zeros(min(k, 81) - 1)}
+    return {**theta, "w_p": jnp.zeros(80)} if k == 161 else theta
 
 
 def problem(k: int, data, settings):
@@ -201,34 +203,50 @@ def gradient_fit(net, loss_fn, key, k: int, budget: float) -> dict:
     return trace.summary("gradient (Adam)", "steps")
 
 
-def cma_theta(x) -> dict:
-    """CMA-ES's scaled coordinates ``x`` [k] as parameters."""
-    x = np.asarray(x, float)
-    return {"G": jnp.asarray(G0 + CMA_SCALE_G * x[0]),
-            "gain": jnp.asarray(CMA_SCALE_GAIN * x[1:])}
+def cma_search(k: int, scales: dict, budget: float, evaluate, cma, level: float = -math.inf,
+               batched: bool = False) -> dict:
+    """CMA-ES (pycma, default population, seed 1) from ``start_theta(k)`` in scaled
+    coordinates (each parameter its start + ``scales[name]`` x), until the first generation
+    that ends past ``budget`` or reaches ``level``. ``evaluate(thetas, trace)`` adds each
+    candidate's loss to ``trace`` and returns the losses; a NaN is told ``FAILED_LOSS``."""
+    start = start_theta(k)
+    ends = np.cumsum([np.size(v) for v in start.values()])
+
+    def theta(x):
+        parts = np.split(np.asarray(x, float), ends[:-1])
+        return {name: jnp.asarray((np.asarray(v) + scales[name] * part).reshape(np.shape(v)),
+                                  dtype=float)
+                for (name, v), part in zip(start.items(), parts, strict=True)}
+
+    es = cma.CMAEvolutionStrategy(np.zeros(ends[-1]), CMA_SIGMA0, {"seed": 1, "verbose": -9})
+    trace, cpu = Trace(budget), time.process_time()
+    while not trace.over() and trace.best > level:
+        xs = es.ask()
+        values = evaluate([theta(x) for x in xs], trace)
+        es.tell(xs, [v if math.isfinite(v) else FAILED_LOSS for v in values])
+        if not batched or es.countiter % 10 == 0:
+            print(f"  CMA-ES k = {k} generation {es.countiter:4d}  {trace.elapsed():7.1f} s  "
+                  f"best {trace.best:.4f}  sigma {es.sigma:.3f}", flush=True)
+    out = trace.summary(f"CMA-ES (popsize {es.popsize}{', batched' * batched})",
+                        "evaluations")
+    out.update(popsize=es.popsize, generations=es.countiter,
+               cpu_seconds=time.process_time() - cpu)
+    return out
 
 
 def cma_fit(net, loss_fn, key, k: int, budget: float, cma) -> dict:
-    """CMA-ES from the start point in scaled coordinates, one candidate at a time,
-    until the first generation that ends past ``budget``."""
-    es = cma.CMAEvolutionStrategy(np.zeros(k), CMA_SIGMA0, {"seed": 1, "verbose": -9})
-    trace = Trace(budget)
-    while not trace.over():
-        xs = es.ask()
+    """CMA-ES on the simulated loss, one candidate at a time."""
+    def one_by_one(thetas, trace):
         values = []
-        for x in xs:
-            theta = cma_theta(x)
+        for theta in thetas:
             try:
-                loss = trace.add(*forward(theta, net, loss_fn, key), theta)
+                values.append(trace.add(*forward(theta, net, loss_fn, key), theta))
             except RUN_ERRORS:
-                loss = trace.add(None, {}, theta)
-            values.append(loss if math.isfinite(loss) else FAILED_LOSS)
-        es.tell(xs, values)
-        print(f"  CMA-ES generation {es.countiter:3d}  {trace.elapsed():7.1f} s  "
-              f"best {trace.best:.4f}  sigma {es.sigma:.3f}", flush=True)
-    out = trace.summary(f"CMA-ES (popsize {es.popsize})", "evaluations")
-    out["popsize"] = es.popsize
-    return out
+                values.append(trace.add(None, {}, theta))
+        return values
+
+    scales = {"G": CMA_SCALE_G, "gain": CMA_SCALE_GAIN}
+    return cma_search(k, scales, budget, one_by_one, cma)
 
 
 # ------------------------------------------------------------------ scoring
@@ -239,18 +257,23 @@ def _signals(loss_fn, net, key):
     return loss_fn.signals(net, key)
 
 
+def simulate(loss_fn, model, key):
+    """``loss_fn``'s signals of ``model``, or ``{"error": ...}`` where they fail."""
+    try:
+        x = np.asarray(_signals(loss_fn, model, key))
+    except RUN_ERRORS as e:
+        return {"error": type(e).__name__}
+    return x if np.all(np.isfinite(x)) else {"error": "non-finite signal"}
+
+
 def heldout(net, loss_fn, theta, train, test, settings) -> dict:
     """``theta`` simulated anew (``settings``' held-out duration and realisations, key
     99), scored against the test runs and the training runs (``nd.score_runs``)."""
     held = loss_fn.replace(duration=settings["heldout_duration"],
                            realisations=settings["heldout_realisations"])
-    theta = jax.tree.map(jnp.asarray, theta)
-    try:
-        x = np.asarray(_signals(held, with_theta(net, theta), jax.random.key(99)))
-    except RUN_ERRORS as e:
-        return {"error": type(e).__name__}
-    if not np.all(np.isfinite(x)):
-        return {"error": "non-finite signal"}
+    x = simulate(held, with_theta(net, jax.tree.map(jnp.asarray, theta)), jax.random.key(99))
+    if isinstance(x, dict):
+        return x
     return {"test": nd.score_runs(x, test, train=train), "train": nd.score_runs(x, train)}
 
 
@@ -449,8 +472,6 @@ def _earlier(path: Path, settings: dict, budget: float) -> dict:
 # ``render_linear`` writes the report's "Analytic loss" section from the saved results.
 
 LINEAR_MARKER = "## Analytic loss"
-LINEAR_LABELS = {10: "G + input gains along 9 maps", 81: "G + 80 regional input log-gains",
-                 161: "G + 80 regional input log-gains + 80 regional w_p deviations"}
 # Adam step sizes (absolute units): G, the w_p deviations, and the gains per k (map
 # coefficients of z-scored maps move every region at once: a fifth of the regional step)
 LINEAR_LR = {"G": 0.01, "w_p": 0.03, "gain": {10: 0.02, 81: 0.1, 161: 0.1}}
@@ -477,13 +498,6 @@ def linear_problem(k: int, data, s):
         net = eqx.tree_at(lambda n: n.dynamics.w_p, net, wp)
     loss = nd.LinearFcLoss(nd.runs_fc(train), BOLD, metric="1-r+huber")
     return net, loss, heldout_loss, train, test
-
-
-def linear_start(k: int) -> dict:
-    theta = start_theta(81 if k == 161 else k)
-    if k == 161:
-        theta["w_p"] = jnp.zeros(80)
-    return theta
 
 
 def theta_where(k: int):
@@ -582,28 +596,10 @@ def _population(thetas, net, loss):
 
 
 def linear_cma(net, loss, k: int, s: dict, level: float, cma) -> dict:
-    """CMA-ES (pycma, default population, seed 1) on the analytic loss, each generation
-    evaluated in one ``vmap`` (one candidate at a time where the batch raises), until it
-    reaches ``level`` or ``s["cma_budget"]`` seconds."""
-    scales = {"G": CMA_SCALE_G, "gain": s["cma_scale_gain"], "w_p": CMA_SCALE_WP}
-    start = linear_start(k)
-    sizes = {name: int(np.size(v)) for name, v in start.items()}
-
-    def theta(x):
-        out, i = {}, 0
-        for name, size in sizes.items():
-            v = np.asarray(start[name]) + scales[name] * np.asarray(x[i:i + size])
-            out[name] = jnp.asarray(v.reshape(np.shape(start[name])), dtype=float)
-            i += size
-        return out
-
-    es = cma.CMAEvolutionStrategy(np.zeros(sum(sizes.values())), CMA_SIGMA0,
-                                  {"seed": 1, "verbose": -9})
-    trace = Trace(s["cma_budget"])
-    cpu = time.process_time()
-    while not trace.over() and trace.best > level:
-        xs = es.ask()
-        thetas = [theta(x) for x in xs]
+    """CMA-ES on the analytic loss, each generation evaluated in one ``vmap`` (one
+    candidate at a time where the batch raises), until it reaches ``level`` or
+    ``s["cma_budget"]`` seconds."""
+    def batch(thetas, trace):
         try:
             values = np.asarray(_population(jax.tree.map(lambda *v: jnp.stack(v), *thetas),
                                             net, loss))
@@ -614,16 +610,10 @@ def linear_cma(net, loss, k: int, s: dict, level: float, cma) -> dict:
                     values.append(float(forward(th, net, loss, None)[0]))
                 except RUN_ERRORS:
                     values.append(math.nan)
-        for th, v in zip(thetas, values, strict=True):
-            trace.add(v, {}, th)
-        es.tell(xs, [v if math.isfinite(v) else FAILED_LOSS for v in values])
-        if es.countiter % 10 == 0:
-            print(f"  CMA-ES k = {k} generation {es.countiter:4d} {trace.elapsed():7.1f} s  "
-                  f"best {trace.best:.4f}  sigma {es.sigma:.3f}", flush=True)
-    out = trace.summary(f"CMA-ES (popsize {es.popsize}, batched)", "evaluations")
-    out.update(popsize=es.popsize, generations=es.countiter,
-               cpu_seconds=time.process_time() - cpu)
-    return out
+        return [trace.add(v, {}, th) for th, v in zip(thetas, values, strict=True)]
+
+    scales = {"G": CMA_SCALE_G, "gain": s["cma_scale_gain"], "w_p": CMA_SCALE_WP}
+    return cma_search(k, scales, s["cma_budget"], batch, cma, level, batched=True)
 
 
 LEFT = 0.05  # a run left the fixed point: some region's mean S_e this far from S_e*
@@ -635,25 +625,20 @@ def heldout_sets(net, heldout_loss, theta, train, test, s: dict, fixed_se=None) 
     ``fixed_se`` (the analytic FC's fixed point, S_e per region): the same runs' S_e
     (averaged over each TR) too, and how many runs left that fixed point (a region's mean
     S_e more than ``LEFT`` from it) and the largest departure."""
-    signals = eqx.filter_jit(heldout_loss.signals)
-    states = eqx.filter_jit(heldout_loss.replace(
-        monitor=nd.TemporalAverage(period=720.0, variables="S_e")).signals)
+    states = heldout_loss.replace(monitor=nd.TemporalAverage(period=720.0, variables="S_e"))
     model = with_theta(net, jax.tree.map(jnp.asarray, theta))
     window, step = s["fcd"]
     sets = []
     for i in range(s["heldout_sets"]):
         t = time.perf_counter()
         key = jax.random.key(10_000 + i)
-        try:
-            x = np.asarray(signals(model, key))
-        except RUN_ERRORS as e:
-            return {"error": type(e).__name__}
-        if not np.all(np.isfinite(x)):
-            return {"error": "non-finite signal"}
+        x = simulate(heldout_loss, model, key)
+        if isinstance(x, dict):
+            return x
         sets.append({"test": nd.score_runs(x, test, train=train, fcd_window=window, fcd_step=step),
                      "train": nd.score_runs(x, train), "seconds": time.perf_counter() - t})
         if fixed_se is not None:
-            departure = np.max(np.abs(np.asarray(states(model, key)).mean(axis=1)
+            departure = np.max(np.abs(np.asarray(_signals(states, model, key)).mean(axis=1)
                                       - np.asarray(fixed_se)), axis=-1)  # per run
             sets[-1]["departure"] = departure.tolist()
     summary = {}
@@ -676,7 +661,7 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
     out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
            "load_at_start": C.loadavg(), "settings": s, "lr": LINEAR_LR, "results": []}
     net0, _, heldout_loss, train, test = linear_problem(81, data, s)
-    theta0 = jax.tree.map(np.asarray, linear_start(81))
+    theta0 = jax.tree.map(np.asarray, start_theta(81))
     out["ceiling"] = nd.noise_ceiling(train, test)
     print("held-out simulation of the homogeneous start", flush=True)
     analytic = analytic_scores(net0, theta0, train, test)
@@ -704,10 +689,7 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
                     (p["best"] for p in run["trace"] if p["t"] <= grad["seconds"]),
                     default=None)
                 run["time_to_cma_loss"] = time_to(run["trace"], level)
-        for name in ("gradient", "cma"):
-            if name not in r:
-                continue
-            run = r[name]
+        for name, run in ((n, r[n]) for n in ("gradient", "cma") if n in r):
             print(f"k = {k}: held-out simulations of {name}'s end point", flush=True)
             run["analytic"] = analytic_scores(net, run["best_theta"], train, test)
             run["heldout"] = heldout_sets(net, heldout_loss, run["best_theta"], train,
@@ -716,10 +698,6 @@ def measure_linear(data, s: dict, cma, folder: Path) -> dict:
         out["results"].append(r)
     out["load_at_end"] = C.loadavg()
     return out
-
-
-def _ms(summary: dict, key: str, digits: int = 3) -> str:
-    return H.pm(summary.get(key), digits)
 
 
 def _heldout_row(name: str, analytic: dict, held: dict) -> str:
@@ -735,28 +713,28 @@ def _heldout_row(name: str, analytic: dict, held: dict) -> str:
             f"({s['max_departure']:.3f})")
     se = analytic.get("fixed_point_S_e")
     a += "" if se is None else f" | {np.min(se):.3f}-{np.max(se):.3f}"
-    return (f"| {name} | {_ms(s, 'test_fc_r')} | {_ms(s, 'test_fraction_of_ceiling', 2)} | "
-            f"{_ms(s, 'test_mean_fc')} | {_ms(s, 'test_saturation', 3)} | "
-            f"{_ms(s, 'test_fcd_ks')} | {_ms(s, 'train_fc_r')} | {left} | {a} |")
+    cells = [H.pm(s.get(key), 2 if key == "test_fraction_of_ceiling" else 3) for key in (
+        "test_fc_r", "test_fraction_of_ceiling", "test_mean_fc", "test_saturation",
+        "test_fcd_ks", "train_fc_r")]
+    return f"| {name} | {' | '.join(cells)} | {left} | {a} |"
 
 
-def _fit_row(k: int, run: dict) -> str:
+def _fit_row(k: int, run: dict) -> list:
     t_grad = run.get("time_to_gradient_loss")
     reach = "–" if "time_to_gradient_loss" not in run else (
         "not reached" if t_grad is None else f"{t_grad:.1f} s")
-    at = run.get("best_at_gradient_time")
-    cpu = f"{run['cpu_seconds']:.0f}" if run.get("cpu_seconds") is not None else "–"
-    first = H.num(run.get("first_call"), ".1f")
-    return (f"| {k} | {run['method']} | {run['evaluations']} {run['unit']} | "
-            f"{run['seconds']:.1f} ({cpu}; {first}) | {run['best_loss']:.4f} | "
-            f"{H.num(at, '.4f')} | {reach} | {H.num(run['analytic'].get('train_r'))} | "
-            f"{H.num(run['analytic'].get('test_r'))} |")
+    cpu = H.num(run.get("cpu_seconds"), ".0f")
+    return [k, run["method"], f"{run['evaluations']} {run['unit']}",
+            f"{run['seconds']:.1f} ({cpu}; {H.num(run.get('first_call'), '.1f')})",
+            f"{run['best_loss']:.4f}", H.num(run.get("best_at_gradient_time"), ".4f"), reach,
+            H.num(run["analytic"].get("train_r")), H.num(run["analytic"].get("test_r"))]
 
 
 def render_linear(lin: dict, command: str) -> list[str]:
     """The "Analytic loss" section of the report, from ``measure_linear``'s results."""
     s = lin["settings"]
     ref = _fit_heterogeneous_reference()
+    runs = [(r, name) for r in lin["results"] for name in ("gradient", "cma") if name in r]
     lines = [
         f"{LINEAR_MARKER}: `nd.LinearFcLoss`, fitted without simulation, scored with it", "",
         f"Written by `{command}`; measured {lin['date']}. The same model, split and "
@@ -769,19 +747,14 @@ def render_linear(lin: dict, command: str) -> list[str]:
         f"{s['burn_in'] / 1000:g} s burn-in, and scored on the test runs 5-7 (mean ± sd "
         f"over the sets). Noise ceiling {lin['ceiling']:.3f}.", "",
         "### Fits", "",
-        "| k | method | steps / evaluations | wall s (CPU s; 1st call) | final loss | best "
-        "loss by the gradient fit's wall time | time to the gradient fit's final loss | fit r "
-        "(analytic, runs 1-4) | analytic FC r on runs 5-7 |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in lin["results"]:
-        lines.append(_fit_row(r["k"], r["gradient"]))
-        if "cma" in r:
-            lines.append(_fit_row(r["k"], r["cma"]))
-    lines += ["", "Load average (1, 5, 15 min) before / after each fit: " + "; ".join(
-        f"k = {r['k']}: {r['load_before']} / {r['load_after_fit']}"
-        + (f", after CMA-ES {r['load_after_cma']}" if "load_after_cma" in r else "")
-        for r in lin["results"]) + ".", ""]
+        *H.table(("k", "method", "steps / evaluations", "wall s (CPU s; 1st call)",
+                  "final loss", "best loss by the gradient fit's wall time",
+                  "time to the gradient fit's final loss", "fit r (analytic, runs 1-4)",
+                  "analytic FC r on runs 5-7"), [_fit_row(r["k"], r[n]) for r, n in runs]),
+        "", "Load average (1, 5, 15 min) before / after each fit: " + "; ".join(
+            f"k = {r['k']}: {r['load_before']} / {r['load_after_fit']}"
+            + (f", after CMA-ES {r['load_after_cma']}" if "load_after_cma" in r else "")
+            for r in lin["results"]) + ".", ""]
     for r in lin["results"]:
         g = r["gradient"]
         lines.append(f"- k = {r['k']}: the gradient fit's median step {g['median_step']:.3f} s "
@@ -792,14 +765,13 @@ def render_linear(lin: dict, command: str) -> list[str]:
             c = r["cma"]
             lines.append(f"- k = {r['k']}: CMA-ES {c['generations']} generations of "
                          f"{c['popsize']}, {c['failed']} failed candidates.")
-        if "gradient_check" in r:
-            for where, c in r["gradient_check"].items():
-                lines.append(
-                    f"- k = {r['k']}, `nd.check_gradient` at the {where} point along the "
-                    f"fit's {'first' if where == 'start' else 'last accepted'} step: "
-                    f"gradient {c['gradient']:.6g}, central differences {c['fd']:.6g} (h "
-                    f"1e-3) and {c['fd_half']:.6g} (h 5e-4), relative error "
-                    f"{c['relative_error']:.1e}.")
+        for where, c in r.get("gradient_check", {}).items():
+            lines.append(
+                f"- k = {r['k']}, `nd.check_gradient` at the {where} point along the "
+                f"fit's {'first' if where == 'start' else 'last accepted'} step: "
+                f"gradient {c['gradient']:.6g}, central differences {c['fd']:.6g} (h "
+                f"1e-3) and {c['fd_half']:.6g} (h 5e-4), relative error "
+                f"{c['relative_error']:.1e}.")
     lines += ["", "### Held out: the end points simulated", "",
               "| model | test FC r | of ceiling | test mean FC (runs' "
               f"{lin['start']['heldout']['summary']['empirical_mean_fc']:.3f}) | saturation | "
@@ -807,19 +779,14 @@ def render_linear(lin: dict, command: str) -> list[str]:
               "departure) | analytic FC r on runs 5-7 | analytic mean FC | fixed point's "
               "S_e* |", "|---|---|---|---|---|---|---|---|---|---|---|",
               _heldout_row("homogeneous start (G 0.49)", lin["start"]["analytic"],
-                           lin["start"]["heldout"])]
-    for r in lin["results"]:
-        for name in ("gradient", "cma"):
-            if name in r:
-                label = "gradient" if name == "gradient" else "CMA-ES"
-                lines.append(_heldout_row(f"k = {r['k']}, {label}", r[name]["analytic"],
-                                          r[name]["heldout"]))
+                           lin["start"]["heldout"]),
+              *(_heldout_row(f"k = {r['k']}, {'gradient' if n == 'gradient' else 'CMA-ES'}",
+                             r[n]["analytic"], r[n]["heldout"]) for r, n in runs)]
     if ref is not None:
-        lines += ["", f"For comparison, the input gains fitted on simulated BOLD "
-                  f"(`benchmarks/fit_heterogeneous.md`, 5 noise sets, its fitted sigma): test "
-                  f"FC r {ref['test_fc_r'][0]:.3f} ± {ref['test_fc_r'][1]:.3f}, mean FC "
-                  f"{ref['test_mean_fc'][0]:.3f} ± {ref['test_mean_fc'][1]:.3f}, FCD KS "
-                  f"{ref['test_fcd_ks'][0]:.3f} ± {ref['test_fcd_ks'][1]:.3f}."]
+        lines += ["", "For comparison, the input gains fitted on simulated BOLD "
+                  "(`benchmarks/fit_heterogeneous.md`, 5 noise sets, its fitted sigma): test "
+                  f"FC r {H.pm(ref['test_fc_r'])}, mean FC {H.pm(ref['test_mean_fc'])}, FCD KS "
+                  f"{H.pm(ref['test_fcd_ks'])}."]
     lines += [
         "", "### Setup (analytic loss)", "",
         "`nd.LinearFcLoss(runs_fc(runs 1-4), nd.Bold(period=720, variables='S_e'), "
