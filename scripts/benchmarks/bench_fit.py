@@ -226,9 +226,8 @@ def measure(a) -> dict:
     out = H.out_path(a, "fit")
     res: dict = {"argv": fit_args, "smoke": a.smoke, "name": out.name}
     if a.reuse is None:
-        wall, lines = H.run_cli(["fit", *fit_args, *(["--quick"] if a.smoke else []),
-                                 "--out", str(folder)])
-        res["wall"], res["lines"] = wall, lines
+        res["wall"], res["lines"] = H.run_cli(["fit", *fit_args, *(["--quick"] if a.smoke else []),
+                                               "--out", str(folder)])
     if (folder / "fit.png").is_file():
         shutil.copy(folder / "fit.png", out.parent / f"{out.stem}_default.png")
     report = json.loads((folder / "params.json").read_text())
@@ -279,14 +278,17 @@ def measure(a) -> dict:
     grid_loss = check.replace(realisations=R)
     print(f"grid: {len(Gs)} values of G in [{lo:g}, {hi:g}], {R} x "
           f"{check.duration / 1000:g} s each ...", flush=True)
+
+    def scored(points):  # each point's metrics and those of its FC
+        return [{**m, **_fc_metrics(f, target, test)} for m, f in points]
+
     t = time.perf_counter()
-    sim = _simulated_grid(grid_loss, net, Gs * unit, heldout_key)
+    sim = scored(_simulated_grid(grid_loss, net, Gs * unit, heldout_key))
     res["grid_seconds"] = time.perf_counter() - t
-    fitted = _fc_metrics(np.asarray(nd.runs_fc(x[:R, burn:])), target, test)
-    res["grid"] = {"G": Gs.tolist(), "realisations": R,
-                   "simulated": [{**m, **_fc_metrics(f, target, test)} for m, f in sim],
-                   "fitted": {**fitted, "loss": float(grid_loss.loss_of_fc(
-                       jnp.asarray(nd.runs_fc(x[:R, burn:])))[0])}}
+    fc_R = np.asarray(nd.runs_fc(x[:R, burn:]))
+    res["grid"] = {"G": Gs.tolist(), "realisations": R, "simulated": sim,
+                   "fitted": {**_fc_metrics(fc_R, target, test),
+                              "loss": float(grid_loss.loss_of_fc(jnp.asarray(fc_R))[0])}}
     analytic = plan.loss if isinstance(plan.loss, nd.LinearFcLoss) else (
         nd.LinearFcLoss(target, check.monitor, metric=o.loss)
         if o.model in ANALYTIC_MODELS else None)
@@ -296,16 +298,14 @@ def measure(a) -> dict:
         fine = np.arange(lo, hi + ANALYTIC_STEP / 2, ANALYTIC_STEP)
         if a.smoke:
             fine = fine[::8]
-        at = _analytic_grid(analytic, net, Gs * unit)
-        res["grid"]["analytic"] = [{**m, **_fc_metrics(f, target, test)} for m, f in at]
+        res["grid"]["analytic"] = scored(_analytic_grid(analytic, net, Gs * unit))
         res["grid"]["fine_G"] = fine.tolist()
-        res["grid"]["fine"] = [{**m, **_fc_metrics(f, target, test)}
-                               for m, f in _analytic_grid(analytic, net, fine * unit)]
+        res["grid"]["fine"] = scored(_analytic_grid(analytic, net, fine * unit))
         res["analytic_seconds"] = time.perf_counter() - t
     res["regions"] = _regions(folder, plan, report)
-    res["target_mean_fc"] = float(target[np.triu_indices(target.shape[0], k=1)].mean())
-    res["test_mean_fc"] = None if test is None else float(
-        test[np.triu_indices(test.shape[0], k=1)].mean())
+    iu = np.triu_indices(target.shape[0], k=1)
+    res["target_mean_fc"] = float(target[iu].mean())
+    res["test_mean_fc"] = None if test is None else float(test[iu].mean())
     res["load"] = [load0[0], os.getloadavg()[0]]
     res["seconds"] = time.perf_counter() - t_all
     res["machine"] = {"arch": platform.machine(), "cores": os.cpu_count(),
@@ -318,13 +318,10 @@ def measure(a) -> dict:
 
 
 def figures(res: dict, out: Path) -> None:
-    """The grid's figure (the command's own, ``fit.png``, is copied when measured)."""
-    if importlib.util.find_spec("matplotlib") is not None:
-        _plot(out.parent / f"{out.stem}_grid.png", res)
-
-
-def _plot(path: Path, res: dict) -> None:
-    """The grid over G: FC r and mean FC, simulated and analytic, and the fit."""
+    """The grid over G (``NAME_grid.png``): FC r and mean FC, simulated and analytic, and the
+    fit (the command's own figure, ``fit.png``, is copied when measured)."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return
     from matplotlib.figure import Figure
 
     g, report = res["grid"], res["report"]
@@ -358,7 +355,7 @@ def _plot(path: Path, res: dict) -> None:
     b.set(xlabel="G", ylabel="mean FC", title="level")
     a.legend(fontsize="x-small")
     b.legend(fontsize="x-small")
-    fig.savefig(path, dpi=110)
+    fig.savefig(out.parent / f"{out.stem}_grid.png", dpi=110)
 
 
 def _error_bars(report: dict) -> str:
@@ -463,13 +460,13 @@ def render(res: dict) -> str:
             "imports and compilation included); each stage from the line the command prints "
             "as it enters it, the error bars and the profile from `params.json`. Wall clock "
             f"of the whole command: **{res['wall']:.0f} s**.\n")
+        q = res.get("quick_report")
         names = {"held-out check": f"held-out check ({held}, simulated)",
                  "the other steps": f"steps 2-{report['steps']}"}
         lines += H.table(("stage", "wall clock"), [
             *((names.get(label, label), f"{sec:.0f} s") for label, sec in res["stages"]),
             ("**whole command**", f"**{res['wall']:.0f} s**")])
-        if "quick_wall" in res:
-            q = res["quick_report"]
+        if q is not None:
             add(f"| netdyn fit --quick: {res['quick_wall']:.0f} s (another process, into a "
                 f"temporary folder: the fit the same, 1 held-out set of "
                 f"{q['settings']['heldout_realisations']} x "
@@ -477,8 +474,7 @@ def render(res: dict) -> str:
                 f"{res['quick_wall']:.0f} s |")
         add(f"\nThe scan, the gradient check and the fit together: {report['seconds']:.0f} s "
             "(`params.json`'s `seconds`).")
-        if "quick_wall" in res:
-            q = res["quick_report"]
+        if q is not None:
             qt = (q.get("runs") or {}).get("test")
             add(f"`--quick` fitted G = {q['parameters'].get('coupling.G', float('nan')):.4f} "
                 f"and scored held-out FC r {q['heldout']['fc_r']:.3f} (mean FC "
@@ -547,9 +543,8 @@ def render(res: dict) -> str:
     add(f"| pairs with FC > 0.9 | {100 * report['saturation']:.1f} % | "
         f"**{_pm(h, hsd, 'saturation', '.1f', 100)} %** |")
     add(f"| RMSE | {report['rmse']:.3f} | {_pm(h, hsd, 'rmse')} |")
-    fitted = ", ".join(f"{k} = {v:.4g}" for k, v in par.items() if isinstance(v, float))
-    initial = ", ".join(f"{k} = {v:.4g}" for k, v in report["initial"].items()
-                        if isinstance(v, float))
+    fitted, initial = (", ".join(f"{k} = {v:.4g}" for k, v in d.items() if isinstance(v, float))
+                       for d in (par, report["initial"]))
     add(f"\nFitted: {fitted} (from {initial}); FC r at the start "
         f"{report['initial_fc_r']:.3f}. Figure: `{default_png}` (the command's `fit.png`).\n")
     add(_error_bars(report))
@@ -626,14 +621,14 @@ def render(res: dict) -> str:
     if "analytic" in g:
         head += ["an FC r", *["an test r"][:has_test], "an mean FC", "an loss"]
 
+    rs = ["fc_r", *["test_fc_r"][:has_test]]
+
     def row(label, m, an=None):
-        cells = [label, f"{m['fc_r']:.3f}"] + ([f"{m['test_fc_r']:.3f}"] if has_test else [])
-        cells += [f"{m['mean_fc']:.3f}", f"{100 * m['saturation']:.1f} %", f"{m['loss']:.3f}"]
-        if an is not None:
-            cells += [f"{an['fc_r']:.3f}"] + ([f"{an['test_fc_r']:.3f}"] if has_test else [])
-            cells += [f"{an['mean_fc']:.3f}", f"{an['loss']:.3f}"]
-        elif "analytic" in g:
-            cells += [""] * (4 if has_test else 3)
+        cells = [label, *(f"{m[k]:.3f}" for k in rs), f"{m['mean_fc']:.3f}",
+                 f"{100 * m['saturation']:.1f} %", f"{m['loss']:.3f}"]
+        if "analytic" in g:
+            cells += ([f"{an[k]:.3f}" for k in (*rs, "mean_fc", "loss")] if an is not None
+                      else [""] * (len(rs) + 2))
         return cells
 
     G_fit = par.get("coupling.G")
