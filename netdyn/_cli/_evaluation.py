@@ -18,7 +18,10 @@ the level, or at the level's peak where the short scan found no crossing), the F
 against the truth's FC at 4 x 288 s went only from 0.971 (sigma 0.0012) to 0.967 (sigma
 0.003), set-to-set spread 0.0015, favouring the lowest noise, while a slice at fixed G
 changes the mean FC by far more: a slice would call sigma constrained where the FC, with
-G free, says little about it."""
+G free, says little about it. With G put on the level by 4 x 288 s runs themselves
+(``benchmarks/sigma_long.md``), the FC r, RMSE and FCD KS there were flat over sigma
+0.0012-0.003 (their spread a third of what one noise key moves): a "flat" profile of sigma
+is then what long simulations say too, not only the fit's short loss."""
 
 import time
 
