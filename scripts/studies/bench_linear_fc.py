@@ -10,16 +10,17 @@ realisations (float64, Heun, dt = 1 ms, the presets' delays), each after a burn-
 rww-ei-fic at three couplings without delays; and the time of ``nd.linear_fc`` and of its
 gradient.
 
-    nice -n 10 python scripts/benchmarks/bench_linear_fc.py    # ~55 min on 2 cores at load 5-9
-    python scripts/benchmarks/bench_linear_fc.py --smoke       # ~2-5 min, written to /tmp
-    python scripts/benchmarks/bench_linear_fc.py --add-delays 0.49   # one more delay pair, ~3 min
-    python scripts/benchmarks/bench_linear_fc.py --from-json benchmarks/linear_fc.json
+    nice -n 10 python scripts/studies/bench_linear_fc.py    # ~55 min on 2 cores at load 5-9
+    python scripts/studies/bench_linear_fc.py --smoke       # ~2-5 min, written to /tmp
+    python scripts/studies/bench_linear_fc.py --add-delays 0.49   # one more delay pair, ~3 min
+    python scripts/studies/bench_linear_fc.py --from-json benchmarks/linear_fc.json
 """
 
 import json
 import math
 import time
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import equinox as eqx
@@ -334,7 +335,7 @@ def render(m: dict) -> str:
     ei, rww, hopf, hopf_lin = res["rww-ei-fic"], res["rww"], res["hopf"], res["hopf-linear"]
     lines = [
         "# Analytic FC (`nd.linear_fc`) against simulated FC", "",
-        f"Written by `{C.command('bench_linear_fc.py', smoke and '--smoke')}` in "
+        f"Written by `{C.command('studies/bench_linear_fc.py', smoke and '--smoke')}` in "
         f"{wall / 60:.1f} min" + (" (**smoke run**: tiny durations, not a measurement)"
                                   if smoke else "") + "".join(
             f"; then `{a['command']}` in {a['wall_seconds'] / 60:.1f} min" for a in added)
@@ -536,7 +537,7 @@ def add_delays(args, couplings) -> dict:
         res["delays"] = [d for d in res["delays"] if d["G"] != G] + [pair]
     res["delays"].sort(key=lambda d: d["G"])
     extra = saved.setdefault("added", [])
-    extra.append({"command": C.command("bench_linear_fc.py", args.smoke and "--smoke",
+    extra.append({"command": C.command("studies/bench_linear_fc.py", args.smoke and "--smoke",
                                        "--add-delays", *(f"{G:g}" for G in couplings)),
                   "wall_seconds": time.perf_counter() - t0, "load_end": C.loadavg(),
                   "peak_load": C.peak_load()})

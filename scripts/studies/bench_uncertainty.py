@@ -12,16 +12,17 @@ and ``nd.identifiability``'s Hessian at the first fit against central difference
 ``nd.FcLoss`` metric, the library's interval only, written to benchmarks/uncertainty_loss.md:
 how often the intervals hold G* at several levels, the reported sd against the spread.
 
-    python scripts/benchmarks/bench_uncertainty.py                   # ~15 min, 1-2 CPU cores
-    python scripts/benchmarks/bench_uncertainty.py --metric 1-r+huber  # ~12 min, 1 core
-    python scripts/benchmarks/bench_uncertainty.py --smoke            # 2 data sets
-    python scripts/benchmarks/bench_uncertainty.py --from-json benchmarks/uncertainty.json
+    python scripts/studies/bench_uncertainty.py                   # ~15 min, 1-2 CPU cores
+    python scripts/studies/bench_uncertainty.py --metric 1-r+huber  # ~12 min, 1 core
+    python scripts/studies/bench_uncertainty.py --smoke            # 2 data sets
+    python scripts/studies/bench_uncertainty.py --from-json benchmarks/uncertainty.json
 """
 
 import math
 import statistics
 import time
 
+import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import equinox as eqx
@@ -36,6 +37,7 @@ import netdyn as nd  # noqa: E402
 
 # ----------------------------------------------------------------------- the problem
 
+SCRIPT = "studies/bench_uncertainty.py"
 NODES = 10  # the first 10 regions of the embedded hcp connectome (frontal, both sides)
 SPEED = 4.0  # mm/ms
 GAMMA = -0.1  # 1/ms: a 10 ms time constant
@@ -333,8 +335,7 @@ def report(data: dict) -> str:
     names = tuple(VARIANT_NAMES.values())
     lines = [
         "# Coverage of `nd.uncertainty`'s intervals for a known G*", "",
-        f"`{C.command('bench_uncertainty.py', *argv)}`: {data['wall_seconds'] / 60:.1f} min wall "
-        "time.", "",
+        f"`{C.command(SCRIPT, *argv)}`: {data['wall_seconds'] / 60:.1f} min wall time.", "",
         *_table("Settings", ("setting", "value"), [
             one("model", "`nd.LinearDynamics`, `nd.DelayedLinear(G)`, `nd.AdditiveNoise`"),
             one("nodes", "{NODES}, embedded `hcp` ({labels})"),
@@ -444,7 +445,7 @@ def loss_report(m: dict) -> str:
     metric, reps = p["metric"], s["reps"]
     return "\n".join([
         f"# Interval coverage with the `{metric}` loss", "",
-        f"Written by `{C.command('bench_uncertainty.py', f'--metric {metric}', f'--reps {reps}')}`"
+        f"Written by `{C.command(SCRIPT, f'--metric {metric}', f'--reps {reps}')}`"
         f" in {m['wall_seconds']:.0f} s. The problem of "
         f"`uncertainty.md` (a noisy linear network on 10 regions, known G* = {G_TRUE}, data "
         f"sets of {RUNS} runs of {DURATION / 1000:g} s, fit from {START} G*, {NOISE_KEYS} "
