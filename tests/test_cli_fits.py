@@ -121,7 +121,7 @@ def test_no_level_crossing_is_no_fit(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no usable fit" in err and "--G" in err
     scan = json.loads((out / "scan.json").read_text())
-    assert scan["start"] is None and scan["bracket"] is None
+    assert scan["start"] is None and scan["bracket"] is None and scan["at_peak"] is False
     assert min(scan["grid"]["mean_fc"]) > scan["target_mean_fc"]
     assert "it stays within [0.9" in err
     assert not (out / "params.json").exists()

@@ -76,3 +76,32 @@ def test_where_must_select_a_scalar():
     with pytest.raises(ValueError, match="where must select one scalar"):
         nd.scan_start(BumpLoss(_target(0.4)), Toy(jnp.zeros(3)), lambda m: m.G, [0.1, 0.2],
                       key=None)
+
+
+@pytest.mark.parametrize("tolerance, at_peak", [(0.1, True), (0.04, False)])
+def test_a_level_just_out_of_reach_starts_at_the_peak_within_tolerance(tolerance, at_peak):
+    # The bump peaks at 0.8 at G = 0.5; the target's level 0.85 is 0.05 above it.
+    found = nd.scan_start(BumpLoss(_target(0.85)), Toy(jnp.asarray(0.05)), lambda m: m.G,
+                          np.linspace(0.05, 0.85, 9), key=None, iterations=3,
+                          tolerance=tolerance)
+    assert found.bracket is None and found.at_peak is at_peak
+    if at_peak:
+        # The peak search's best point: within its last bracket of the analytic peak.
+        assert abs(found.start - PEAK) < 0.01
+        assert found.start == found.search.values[np.argmax(found.search.results["mean_fc"])]
+    else:
+        assert found.start is None
+
+
+def test_a_level_everywhere_exceeded_never_starts_at_the_peak():
+    # Every value's mean FC is above a target of 0: no crossing, and no peak start.
+    found = nd.scan_start(BumpLoss(_target(0.0)), Toy(jnp.asarray(0.05)), lambda m: m.G,
+                          np.linspace(0.4, 0.6, 5), key=None, iterations=3, tolerance=1.0)
+    assert found.start is None and not found.at_peak
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+def test_tolerance_must_be_a_number_at_least_zero(bad):
+    with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
+        nd.scan_start(BumpLoss(_target(0.4)), Toy(jnp.asarray(0.05)), lambda m: m.G,
+                      [0.1, 0.2, 0.3], key=None, tolerance=bad)

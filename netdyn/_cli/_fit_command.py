@@ -53,9 +53,10 @@ from ._uncertainty import parameter_uncertainty
 def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
     """The start of G (in the units of ``--G``): ``nd.scan_start`` from ``args.grid``
     values over [G0 / 3, 3 G0] (G0 the model's default), one realisation, forward only,
-    one noise key, bisected ``args.bisect`` times, on the model's side of the crossing.
-    ``{"start": G or None, "bracket", "target_mean_fc", "grid": {"G", "loss", "mean_fc",
-    "stage"}}``."""
+    one noise key, bisected ``args.bisect`` times, on the model's side of the crossing; a
+    simulated scan whose peak falls short of the level by less than the loss's level
+    width starts at the peak. ``{"start": G or None, "bracket", "at_peak",
+    "target_mean_fc", "grid": {"G", "loss", "mean_fc", "stage"}}``."""
     G0, f = MODELS[args.model].G, factor(args.model, "coupling.G")
     one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
     level = float(np.mean(upper_triangle(np.asarray(loss_fn.target), k=1)))
@@ -67,13 +68,19 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
     found = scan_start(one, net, lambda n: n.coupling.G,
                        np.linspace(G0 / 3, 3 * G0, args.grid) * f, key=key,
                        iterations=args.bisect, side=MODELS[args.model].crossing,
+                       tolerance=loss_fn.level_width if args.engine == "simulation" else 0.0,
                        on_point=lambda _: interrupt.check())  # Ctrl-C between simulations
     grid = found.search
     scan = {"start": None if found.start is None else found.start / f,
             "bracket": None if found.bracket is None else [b / f for b in found.bracket],
-            "target_mean_fc": found.level,
+            "at_peak": found.at_peak, "target_mean_fc": found.level,
             "grid": {"G": (grid.values / f).tolist(), "loss": grid.results["loss"].tolist(),
                      "mean_fc": grid.results["mean_fc"].tolist(), "stage": list(grid.stage)}}
+    if found.at_peak and not args.quiet:
+        print(f"netdyn fit: no scanned G reached the data's mean FC ({found.level:.3f}); the "
+              f"highest ({np.nanmax(grid.results['mean_fc']):.3f}) is within the loss's "
+              f"level width ({loss_fn.level_width:g}) of it, as one short simulation reads "
+              "the level low: starting at that peak.", flush=True)
     skipped = diverged_points_message(scan, args.engine)
     if skipped is not None:
         print(skipped, file=sys.stderr, flush=True)

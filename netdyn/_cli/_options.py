@@ -79,7 +79,9 @@ simulated:
   Pearson correlation of the FC upper triangles and h Huber's function of width 0.05.
 - The start: a scan of 17 values of G, a search for the peak of the mean FC and 8
   bisections of the G where it meets the data's mean FC; the fit starts at the lowest
-  loss seen. If no G reaches the data's level, it says so and stops with exit status 3.
+  loss seen. If no G reaches the data's level, it says so and stops with exit status 3
+  (a simulated scan whose highest mean FC falls short by less than the loss's level
+  width, 0.05, starts at that peak: one short simulation reads the level low).
   Then Adam refines (12 steps; a step that raises the loss is taken back and retried at
   half the length: netdyn.backtrack). The gradient is checked against central finite
   differences at the start (--no-gradient-check skips it).
