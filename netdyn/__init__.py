@@ -1,6 +1,7 @@
 """netdyn: differentiable, delay-coupled brain network models in JAX and Equinox."""
 
 from . import (
+    _plot as plot,  # noqa: F401 - the namespace nd.plot
     _presets as presets,  # noqa: F401 - the namespace nd.presets
     cli as cli,
     datasets as datasets,

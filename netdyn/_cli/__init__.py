@@ -6,7 +6,7 @@ options), ``_data`` (files read, regional maps), ``_model`` (the models offered,
 and ``--remat``), ``_plan`` (what a fit is made of, built once), ``_fit_command`` (the
 command), ``_evaluation`` (the fitted model's own FC, the held-out and the long check),
 ``_uncertainty`` (error bars), ``_report`` (what is written and printed, ``netdyn
-summary`` too), ``_plot`` (the figure), ``_run_folder`` (``--out``, ``--resume``, and
+summary`` too; the figure is ``nd.plot.fit_figure``), ``_run_folder`` (``--out``, ``--resume``, and
 ``load_fitted``: a finished fit back in Python), ``_main`` (the entry point and its error
 handling).
 """

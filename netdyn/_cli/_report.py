@@ -18,9 +18,9 @@ from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from .._persistence.atomic import write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
+from .._plot.fit_figure import fit_figure
 from ._evaluation import long_check_caution, long_check_line
 from ._model import MODELS, factor, in_option_units
-from ._plot import figure
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
 
@@ -124,11 +124,13 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     """``fit.png`` unless ``--no-plot`` or without matplotlib; whether it was written."""
     if args.no_plot:
         return False
-    fig = figure(history, empirical, *simulated, title, scan=result["grid"],
-                 runs=result.get("runs"), interval=G_interval(result.get("uncertainty")),
-                 profile=(result.get("uncertainty") or {}).get("profile"),
-                 heldout_each=result.get("heldout_each"), runs_each=result.get("runs_each"),
-                 analytic=result.get("engine") == "linear")
+    fig = fit_figure(history, empirical[0], *simulated, test=empirical[1], title=title,
+                     scan=result["grid"], runs=result.get("runs"),
+                     interval=G_interval(result.get("uncertainty")),
+                     profile=(result.get("uncertainty") or {}).get("profile"),
+                     heldout_each=result.get("heldout_each"),
+                     runs_each=result.get("runs_each"),
+                     analytic=result.get("engine") == "linear")
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")

@@ -1,32 +1,40 @@
-"""The figure of ``netdyn fit`` (with matplotlib, an optional dependency)."""
+"""``fit_figure``: the figure of a fit of a network's FC (the ``fit.png`` of ``netdyn fit``)."""
 
 import numpy as np
 
 
-def figure(history, empirical, train, heldout, title: str, scan=None, runs=None,
-           interval=None, profile=None, heldout_each=None, runs_each=None,
-           analytic: bool = False):
-    """Loss curve, FC matrices and scatters of the fit (top) and held-out run (bottom),
-    the scan of G and the held-out run against the test subjects' FC, the profile of the loss
-    along G and the held-out scores of each noise set (right): a matplotlib ``Figure``, or
-    ``None`` without matplotlib. ``empirical``: ``(target, test FC or None)``; ``scan``:
-    the scan's ``grid`` dict; ``runs``: the run scores; ``interval``: ``(G, lower,
-    upper)``, the fitted G and its interval; ``profile``: the uncertainty's ``profile``
-    dict; ``heldout_each``, ``runs_each``: each held-out set's metrics and run scores;
-    ``analytic``: the fit's FC, scan and profile are the analytic FC's (``--engine
-    linear``), not simulated."""
+def fit_figure(history, target, fc_fit, fc_heldout, *, test=None, title: str = "", scan=None,
+               runs=None, interval=None, profile=None, heldout_each=None, runs_each=None,
+               analytic: bool = False):
+    """The figure of a fit of an FC, as ``netdyn fit`` draws it (``fit.png``): a
+    matplotlib ``Figure``, or ``None`` without matplotlib (imported here, not with netdyn).
+
+    Left, the fit (top) and the held-out simulation (bottom): the loss curve of
+    ``history`` (an ``nd.FitHistory``, with its ``fc_r`` metric if it has one), the
+    empirical FC ``target``, the model's FC (``fc_fit``: the fit's own, ``fc_heldout``: the
+    held-out run's, all ``[nodes, nodes]``), the scatter of their upper triangles with the
+    Pearson r and the share of pairs above 0.9 (saturation). Right, the optional panels:
+    ``scan``, the scan of G for the start (``{"G", "loss", "mean_fc", "stage"}``: the
+    ``grid`` of ``netdyn fit``'s ``scan.json``); ``test``, the test subjects' FC against
+    the held-out FC, with ``runs`` (the run scores of ``params.json``: ``{"train",
+    "test", "test_subjects"}``); ``interval``, ``(G, lower, upper)``, the fitted G and its
+    interval; ``profile``, the loss along G beside its quadratic model (``{"G", "loss",
+    "quadratic"}``); ``heldout_each``, ``runs_each``, each held-out noise set's metrics and
+    run scores. ``analytic``: the fit's FC, scan and profile are the analytic FC's
+    (``nd.LinearFcLoss``), not simulated. A panel without its data is left empty.
+    """
     try:
         from matplotlib.figure import Figure
     except ImportError:
         return None
-    target, test = empirical
+    train, heldout = fc_fit, fc_heldout
     fig = Figure(figsize=(21, 7), layout="constrained")
     ax = fig.subplots(2, 6)
     _scan_panel(ax[0, 4], scan, target, interval, analytic)
     _test_panel(ax[1, 4], test, heldout, runs)
     _profile_panel(ax[0, 5], profile, interval, analytic)
     _sets_panel(ax[1, 5], heldout_each, runs_each, target)
-    steps = history.step  # numbered from 1 (_report.for_people)
+    steps = history.step  # as the history numbers them (netdyn fit: from 1)
     ax[0, 0].plot(steps, history.loss, color="C0", label="loss")
     ax[0, 0].set_xlabel("step")
     ax[0, 0].set_ylabel("loss", color="C0")
