@@ -1,13 +1,7 @@
-"""Shared code of the benchmark scripts: the reference workload, timing and report pieces.
-
-Imported by the ``bench_*.py`` scripts next to it and in ``scripts/studies/`` (run them as
-``python scripts/benchmarks/bench_X.py``: their folder is then on ``sys.path``). Importing
-it puts this checkout first on ``sys.path``, so that the scripts measure the netdyn they
-sit in, also from an environment where another netdyn (or tvboptim) is installed.
-
-The reference workload itself is ``netdyn.presets.reference_network`` /
-``reference_simulation``; its numbers are repeated here only to describe it in the
-reports (see ``benchmarks/README.md``).
+"""Shared code of the benchmark scripts (and of ``scripts/studies/``): the reference
+workload, tvboptim's counterpart, timing and report pieces. Importing it puts this checkout
+first on ``sys.path``, so that a script measures the netdyn it sits in. The workload itself
+is ``netdyn.presets``'s; its numbers are repeated here for the reports' text.
 """
 
 import datetime
@@ -91,6 +85,14 @@ def load_data():
 # ------------------------------------------------------------------------- networks
 
 
+def reference_text(connectome: str, note: str = "") -> str:
+    """The reference network in a report's words, on ``connectome`` (``note``: on it)."""
+    return (f"Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3) on "
+            f"{connectome} (weights / max, delays = lengths / {SPEED:g} mm/ms{note}), delayed "
+            f"linear coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
+            f"dt = {DT:g} ms")
+
+
 def reference_network(w, lengths, dtype=np.float64, **kwargs):
     """``nd.presets.reference_network(w, lengths)`` in ``dtype`` (``kwargs`` to
     ``nd.presets.rww``, e.g. ``interpolation``).
@@ -135,19 +137,15 @@ def make_remat(label: str):
 
     if label in ("None", "NoRemat"):
         return nd.NoRemat()
-    m = re.fullmatch(r"(\w+)\((.*)\)", label)
-    name, args = m.groups() if m else (None, "")
-    if name == "Uniform":
-        return nd.Uniform(int(args))
-    if name == "Nested":
-        return nd.Nested(*(int(a) for a in args.split(",")))
-    if name == "MultiLevel":
-        return nd.MultiLevel(int(args))
+    m = re.fullmatch(r"(Uniform|Nested|MultiLevel|Auto|Policy)\((.*)\)", label)
+    if m is None:
+        raise ValueError(f"unknown configuration {label!r}")
+    name, args = m.groups()
     if name == "Auto":
         return nd.Auto(max_bytes=int(float(args.removesuffix("MB")) * 1e6))
     if name == "Policy":
         return nd.Policy(tuple(args.split(",")))
-    raise ValueError(f"unknown configuration {label!r}")
+    return getattr(nd, name)(*(int(a) for a in args.split(",")))
 
 
 def skip_samples(seconds: float) -> int:
@@ -174,21 +172,13 @@ def tvboptim_forward(w, lengths, seconds, dtype=None, noise=True):
 
 
 # tvboptim's gradient configurations: ``tvboptim`` (its default: one scan, every step's
-# carry on the tape) or ``tvboptim(K[,stream][,tbptt=W][,ds=D])``:
-# - ``K``: ``Heun(block_size=K)``, the scan split into checkpointed blocks of K steps. A
-#   block size also switches its noise to "streaming" (drawn per block from
-#   ``fold_in(key, block)``), so the noise realisation, hence the loss, depends on K.
-# - ``stream``: the BOLD accumulated block by block (``prepare(..., reduce=
-#   streaming_hrf_bold(monitor, dt))``, its streaming reduction mode: the trajectory is
-#   never stacked) instead of ``HRFBold`` applied to the stacked trajectory. It needs a
-#   ``SubSampling`` downsample and K a multiple of the BOLD period in steps (1000): at
-#   ``downsample_period = dt`` it computes the same BOLD as the post-hoc monitor with a
-#   ``SubSampling(dt)`` downsample (checked by ``tvboptim_reference``).
-# - ``tbptt=W``: ``Heun(grad_horizon=W)``, truncated backpropagation through time: the
-#   carry's gradient is cut every W steps. The loss is unchanged, the gradient is **not**
-#   d loss / d G (credit older than W steps is dropped).
-# - ``ds=D``: the HRF's intermediate sampling (ms) instead of the workload's dt (1 ms): a
-#   different BOLD (tvboptim's default is 4 ms), so a different loss.
+# carry on the tape) or ``tvboptim(K[,stream][,tbptt=W][,ds=D])``: ``Heun(block_size=K)``,
+# checkpointed blocks of K steps, whose noise is drawn per block (``fold_in(key, block)``:
+# the loss depends on K); ``stream``: the BOLD accumulated block by block
+# (``streaming_hrf_bold``, K a multiple of the BOLD period; the same BOLD as the post-hoc
+# monitor with a ``SubSampling(dt)`` downsample, see ``tvboptim_exact``); ``tbptt=W``:
+# ``Heun(grad_horizon=W)``, the carry's gradient cut every W steps (the loss unchanged, the
+# gradient **not** d loss / d G); ``ds=D``: the HRF sampled every D ms (another BOLD).
 TVBOPTIM_LABEL = re.compile(
     r"tvboptim(?:\((?P<block>\d+)(?P<stream>,stream)?(?:,tbptt=(?P<tbptt>\d+))?"
     r"(?:,ds=(?P<ds>[\d.]+))?\))?"
@@ -209,9 +199,8 @@ def tvboptim_config(label: str) -> dict:
 
 
 def tvboptim_exact(label: str) -> str | None:
-    """The label of the configuration whose loss and exact gradient ``label`` should
-    reproduce (same noise stream, post-hoc BOLD, no truncation), or ``None`` where
-    ``label`` is itself such a configuration."""
+    """The configuration whose loss and exact gradient ``label`` should reproduce (same
+    noise stream, post-hoc BOLD, no truncation), or ``None`` where it is one itself."""
     cfg = tvboptim_config(label)
     if not (cfg["stream"] or cfg["tbptt"]):
         return None
@@ -220,11 +209,9 @@ def tvboptim_exact(label: str) -> str | None:
 
 
 def tvboptim_loss(label, w, lengths, fc_target, seconds, *, skip, dtype=None):
-    """``loss(G)`` of the reference workload in tvboptim 0.4 under the configuration
-    ``label`` (``TVBOPTIM_LABEL``, or ``tvboptim(K,sub=D)``: blocks of K, the post-hoc
-    monitor with a ``SubSampling(D)`` downsample, the exact counterpart of the streaming
-    rows): HRF BOLD (TR = ``PERIOD``), FC after ``skip`` samples, RMSE against
-    ``fc_target``."""
+    """``loss(G)`` of the reference workload in tvboptim 0.4 under ``label``
+    (``TVBOPTIM_LABEL``, or ``tvboptim(K,sub=D)``: blocks of K, the post-hoc monitor with a
+    ``SubSampling(D)`` downsample: the streaming rows' exact counterpart)."""
     import equinox as eqx
     import jax.numpy as jnp
     from tvboptim.experimental.network_dynamics import prepare
@@ -294,12 +281,11 @@ def timed(f, *args):
 def interleaved(cases, repeats, *, group=None, warmup=False, log=False, deadline=None,
                 outputs=None):
     """Seconds of every call of ``cases`` (``name -> (callable, args)``): ``repeats``
-    rounds, each calling every case once in a new random order, so that a shared machine's
-    slow spells spread over all cases. Cases with the same ``group(name)`` are called
-    together, in their order (e.g. a forward and its gradient). ``warmup``: one untimed
-    call of each first (allocations). ``deadline`` (a ``time.perf_counter()``): no warm-up
-    past it, and no round that would end past it (at least one round is run).
-    ``outputs``: a dict given the last result of each case."""
+    rounds, each calling every case once in a new random order (a shared machine's slow
+    spells spread over all cases); cases of one ``group(name)`` are called together.
+    ``warmup``: one untimed call of each first. ``deadline`` (``time.perf_counter()``): no
+    warm-up past it, no round that would end past it (one at least). ``outputs``: a dict
+    given each case's last result."""
     import jax
 
     groups = {}
@@ -401,8 +387,8 @@ def peak_load() -> float | None:
 
 
 def machine_section(info, end_load=None, peak=None) -> list[str]:
-    """The ``## Machine`` lines of a report: ``info`` and the load average at the end
-    (``peak``: the largest 1-minute load of a run whose report is rewritten later)."""
+    """The ``## Machine`` lines of a report: ``info``, the load average at the end and
+    ``peak`` (the largest 1-minute load of a run whose report is rewritten later)."""
     lines = ["", "## Machine", ""]
     lines += [f"- {k}: {v}" for k, v in info.items()]
     lines.append(f"- load average at end: {end_load or loadavg()}")

@@ -1,19 +1,9 @@
 """The benchmark scripts' driver: shared flags, strict JSON, Markdown tables, fresh processes.
 
 A script is a ``measure(args) -> dict`` (JSON-able measurements) and a ``render(m) -> str``
-(the report); ``main(measure, render, ...)`` parses the shared flags, measures (or reads
-the measurements back with ``--from-json``), saves them next to the report and writes it:
-
-    --out PATH        the report (default benchmarks/NAME.md; its measurements NAME.json)
-    --from-json PATH  render the report from measurements saved earlier (X.json into X.md
-                      unless --out is given), measure nothing
-    --smoke           a fast run of every code path, written to a temporary folder unless
-                      --out is given (a committed report is never overwritten by one)
-
-``measure`` gets the parsed arguments; ``main`` adds to its result (where it has none) the
-machine description (``machine``), the load average at the end (``end_load``) and the
-largest one seen (``max_load``), and the options it ran with (``argv``), so that ``render``
-needs nothing else.
+(the report); ``main`` parses the shared flags (``--out``, ``--from-json``, ``--smoke``:
+``parser``), measures or reads the measurements back, saves them beside the report with
+the machine, the load averages and the options (``argv``) added, and writes the report.
 """
 
 import argparse
@@ -109,9 +99,9 @@ def _env() -> dict:
 
 
 def run_script(script: str, argv: list[str], timeout: float | None = None) -> dict:
-    """Run ``python script ARGV --json FILE`` in a fresh process: the JSON it wrote there
-    (with ``peak_rss``, the child's peak resident memory in bytes, added when it did not
-    give one), or ``{"error": ...}`` with the tail of its output when it failed."""
+    """Run ``python script ARGV --json FILE`` in a fresh process: the JSON it wrote (with
+    ``peak_rss``, its peak resident memory in bytes, where it gave none), or ``{"error":
+    ...}`` with the tail of its output."""
     import resource
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -184,12 +174,11 @@ def parser(doc: str, name: str) -> argparse.ArgumentParser:
     """The shared flags of a script whose report is ``benchmarks/NAME.md``."""
     p = argparse.ArgumentParser(description=doc.strip().splitlines()[0], allow_abbrev=False)
     p.add_argument("--out", type=Path, default=None,
-                   help=f"the report (default benchmarks/{name}.md; with --smoke a temporary "
-                   "folder; with --from-json beside its file); its measurements go beside it "
-                   "as .json")
+                   help=f"the report, its measurements beside it as .json (default "
+                   f"benchmarks/{name}.md; --smoke: a temporary folder)")
     p.add_argument("--from-json", type=Path, default=None, metavar="PATH",
-                   help="render the report from measurements saved earlier (X.json: into X.md "
-                   "unless --out is given); measure nothing")
+                   help="render the report from saved measurements (X.json into X.md unless "
+                   "--out is given), measuring nothing")
     p.add_argument("--smoke", action="store_true", help="a fast run of every code path")
     return p
 

@@ -1,18 +1,9 @@
 """Batched forward throughput: ``jax.vmap`` of the reference forward over B values of G.
 
-Writes ``benchmarks/batch.md``. Three programs per batch size B, side by side in one run
-(calls interleaved in random order):
-
-- **netdyn, shared graph**: ``jax.vmap`` over G of ``nd.simulate(..., batch_last=True)``
-  on one graph. The batch shares the weights and delays, so ``simulate`` runs its
-  batch-last loop (each delayed read fetches B contiguous values; ring buffer).
-- **netdyn, per-member graph**: the same batch with the weights passed batched too (B
-  copies of the same matrix), without ``batch_last``: the plain ``vmap``, batch-first.
-- **tvboptim**: ``jax.vmap`` over G of tvboptim 0.4's forward (where it is installed).
-
-Throughput is network-steps per second: ``B * steps / seconds`` (best of ``--repeats``
-calls). Every program computes the same 84-region reference network (``--dtype``, float32
-by default) for ``--seconds`` of model time with a temporal average of 100 ms.
+Writes ``benchmarks/batch.md``: per batch size B, in network-steps per second (``B * steps
+/ seconds``, best of ``--repeats`` interleaved calls), netdyn on one shared graph
+(``batch_last=True``), netdyn with the weights batched too (the plain ``vmap``) and
+tvboptim 0.4 where it is installed; ``--dtype`` (float32), a 100 ms temporal average.
 
     python scripts/benchmarks/bench_batch.py                  # ~15 min on 2 CPU cores
     python scripts/benchmarks/bench_batch.py --smoke --batches 1 4 16 --seconds 0.1
@@ -34,8 +25,8 @@ def options(p) -> None:
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
 
 
-def programs(w, lengths, seconds, dtype):
-    """``{tool: fn(Gs)}`` of the batched forwards."""
+def programs(w, lengths, seconds, dtype, period=100.0):
+    """``{tool: fn(Gs)}`` of the batched forwards (a ``period`` ms temporal average)."""
     import equinox as eqx
     import jax
     import jax.numpy as jnp
@@ -44,7 +35,7 @@ def programs(w, lengths, seconds, dtype):
 
     net = C.reference_network(w, lengths, dtype)
     t1 = seconds * 1000.0
-    monitors = {"tavg": nd.TemporalAverage(period=100.0)}
+    monitors = {"tavg": nd.TemporalAverage(period=period)}
     key = jax.random.key(0)
 
     def one(network, batch_last=False):
@@ -70,7 +61,7 @@ def programs(w, lengths, seconds, dtype):
 
         network = C.tvboptim_network(w, lengths, dtype=dtype)
         solve_fn, config = prepare(network, Heun(), t0=0.0, t1=t1, dt=C.DT)
-        average = TemporalAverage(period=100.0)
+        average = TemporalAverage(period=period)
 
         def tvboptim(Gs):
             return jax.vmap(lambda g: average(solve_fn(
@@ -123,16 +114,13 @@ def render(m: dict) -> str:
         f"Written by `{C.command('bench_batch.py', *H.shown_argv(m))}`. `jax.vmap` over B values",
         f"of G (0.3-0.7) of the reference network's forward ({source}; RWW, delayed linear",
         f"coupling, additive noise, stochastic Heun, dt = 1 ms), {n_steps} steps per member,",
-        f"{m['dtype']}, a 100 ms temporal average. Throughput in network-steps per second",
-        f"(B x steps / seconds, best of {m['repeats']} interleaved calls). XLA temp: the",
-        "compiled program's temporary memory. |diff|: largest difference of the outputs to",
-        "the first program's (the same batch; tvboptim draws its own noise).", "",
-        "- *netdyn, shared graph*: `simulate(..., batch_last=True)`; the batch shares weights",
-        "  and delays, so its batch-last loop runs (B contiguous values per delayed read, ring",
-        "  buffer).",
-        "- *netdyn, per-member graph*: the weights passed batched too, without `batch_last`:",
-        "  the plain `vmap` (batch-first).",
-        "- *tvboptim*: `jax.vmap` over G of its 0.4 forward, where installed.", "",
+        f"{m['dtype']}, a 100 ms temporal average; network-steps per second (B x steps /",
+        f"seconds, best of {m['repeats']} interleaved calls); XLA temp: the compiled program's",
+        "temporary memory; |diff|: the largest difference to the first program's outputs",
+        "(tvboptim draws its own noise). *netdyn, shared graph*: `simulate(..., batch_last=True)`",
+        "(its batch-last loop: B contiguous values per delayed read, ring buffer); *per-member",
+        "graph*: the weights batched too, the plain `vmap` (batch-first); *tvboptim*: its 0.4",
+        "forward, where installed.", "",
         *H.table(("B", "program", "M network-steps/s", "s per call", "XLA temp MB",
                   "compile s", "max abs diff"),
                  [(B, tool, f"{rate / 1e6:.3f}", f"{s:.3f}", f"{C.mb(t):.1f}", f"{c:.1f}",

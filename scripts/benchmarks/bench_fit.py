@@ -1,28 +1,19 @@
 """Is the default fit credible? Writes benchmarks/fit.md, benchmarks/fit_default.png (the
 command's own figure) and benchmarks/fit_grid.png.
 
-Measurements on the embedded HCP data, every score on **held-out** simulations (noise the
-fit never saw):
-
-1. ``netdyn fit`` as a user runs it, in a fresh process (no options: rww-ei-fic fitted on
-   its analytic FC; or the options given after ``--``): its wall clock and its stages, its
-   training, held-out and test-subject scores; then ``netdyn fit --quick``'s wall clock;
-2. stationarity: the FC of consecutive 72 s windows of BOLD with and without the burn-in,
-   at the fitted parameters (a transient shows as a high, drifting FC level);
-3. a grid over G, the other parameters as fitted, each point simulated as the held-out
-   check is (its burn-in, its length, its noise; fewer realisations), beside the analytic
-   FC of each point (``nd.LinearFcLoss``: ``nd.linear_fc``) for a model the analytic
-   engine describes: where the analytic and the simulated optimum lie.
+On the embedded HCP data, every score on held-out simulations (noise the fit never saw):
+1. ``netdyn fit`` in a fresh process (no options, or those after ``--``): its wall clock
+   by stage, its training, held-out and test-subject scores; ``netdyn fit --quick``'s time;
+2. stationarity: the FC of consecutive 72 s windows with and without the burn-in;
+3. a grid over G (the other parameters as fitted), simulated as the held-out check is,
+   beside the analytic FC (``nd.LinearFcLoss``) where the model has one.
 
     python scripts/benchmarks/bench_fit.py    # 16 min on 2 CPU cores at load 5 (26 at load 10)
     python scripts/benchmarks/bench_fit.py --out benchmarks/fit_rww.md -- --model rww
     python scripts/benchmarks/bench_fit.py --smoke                         # a smoke test
     python scripts/benchmarks/bench_fit.py --from-json benchmarks/fit.json # the report again
 
-The fitted network comes back with ``nd.cli.load_fitted`` (``model.eqx`` and the fit's
-plan), so the checks here simulate exactly what the command fitted. Every measurement is
-kept beside the report (``fit.json``), from which ``--from-json`` writes the report and the
-grid's figure again without measuring; the command's results folder is printed at the end.
+The checks simulate the fitted network as ``nd.cli.load_fitted`` gives it back.
 """
 
 import argparse

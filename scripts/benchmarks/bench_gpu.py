@@ -1,54 +1,30 @@
-"""GPU benchmark: everything issue 11 measures on the GPU, in one run, netdyn beside tvboptim.
+"""GPU benchmark: forward, gradient and batched throughput, netdyn beside tvboptim, in one run.
 
-Three sections, each in float64 and float32 where the issue asks for both, each under its
-own share of a time budget (``--budget`` seconds in all, 420 by default, so that the whole
-stays under 8 minutes on an H100 with compilation and start-up):
+Three sections, float64 and float32, each under its share (``SHARES``) of ``--budget``
+(420 s: the whole stays under 8 minutes on an H100, compilation and start-up included):
 
-1. **Single-simulation forward**, µs per step: the reference network (``bench_forward.py``'s
-   workload: Reduced Wong-Wang on the 84-region connectome, delayed linear coupling, noise,
-   stochastic Heun at dt = 1 ms, a 1 s temporal average) for ``--forward-seconds`` (10 s)
-   under ``nd.NoRemat(unroll=u)`` for u in 1, 4, 8, 16, and tvboptim 0.4's ``prepare`` /
-   ``Heun`` on the same network. Calls interleaved, best of up to 5. Checks that every
-   ``unroll`` gives the same samples as ``unroll=1`` (bit for bit).
-2. **Gradient** of the reference loss (60 s, HRF BOLD in the loop, FC after 20 samples,
-   RMSE against the empirical FC, d/dG: ``bench_remat.py``'s workload): time and XLA's
-   compiled temporary memory under ``Uniform(1000)``, ``MultiLevel(16)`` and ``NoRemat``,
-   and tvboptim's default (no checkpointing), ``block_size=1000`` and its lowest-memory
-   exact configuration (blocks + its streaming BOLD reduction, ``_common.tvboptim_loss``).
-   Forward time of the same loss for netdyn (``NoRemat``) and tvboptim (default).
-3. **Batched forward throughput**, float32: ``jax.vmap`` over G of the 10 s forward (every
-   simulation sees the same noise, as ``nd.sweep``), batch B in 256 ... 8192, in
-   network-steps per second (B x steps / wall time of one call), with XLA's compiled
-   temporary and output memory; then, while the budget lasts, the same batch with the
-   weights batched too and without ``batch_last`` (``netdyn, per-member graph``: the plain
-   ``vmap`` layout, batch-first) and tvboptim. A batch whose
-   compiled memory exceeds the device's free memory is skipped, with a note.
+1. **Forward**, µs per step: ``bench_forward.py``'s reference network for 10 s under
+   ``nd.NoRemat(unroll=u)``, u in 1, 4, 8, 16 (checked bit-identical to ``unroll=1``), and
+   tvboptim 0.4's ``prepare`` / ``Heun``; calls interleaved, best of up to 5.
+2. **Gradient** of ``bench_remat.py``'s reference loss (60 s, HRF BOLD in the loop): time
+   and XLA's temporary memory under ``Uniform(1000)``, ``MultiLevel(16)``, ``NoRemat`` and
+   tvboptim's default, ``block_size=1000`` and blocks + streaming BOLD; the forward of the
+   same loss for ``NoRemat`` and tvboptim's default.
+3. **Batched forward**, float32: ``bench_batch.py``'s programs (``vmap`` over G, one noise
+   key) with a 1 s average, B in 256 ... 8192, in network-steps per second; a batch whose
+   compiled memory exceeds the device's free memory, or the budget, is skipped with a note.
 
-Then it writes the tables of figures to ``benchmarks/gpu.md``.
-
-The budget, from the issue's H100 figures: a forward call of 10 s takes ~0.11 s (11 µs per
-step), so a forward section is its compilation plus a few seconds. One round of the
-gradient section is ~28 s (``Uniform(1000)`` 3.3 s, ``NoRemat`` 2.1 s, ``MultiLevel(16)``
-~2x ``Uniform``, tvboptim 2.3 s, its blocks ~1.3x and its streaming BOLD ~4x that, two
-forwards ~0.7 s each): a warm-up and one or two rounds in its ~100 s. The batched section
-at the issue's rates (14.9 M network-steps/s at B = 1024 falling to 4.6 M at 8192, tvboptim
-~9.5 M) is ~29 s per pass over B for netdyn and ~16 s for tvboptim, two calls each. Every
-section stops timing at its deadline (after at least one call per case); the children's
-time limits are a safety net.
-
-Each dtype runs in a child process (float32 with ``jax_enable_x64`` off, so that both tools
-compute in float32 throughout), which writes its results as JSON after every case: a child
-stopped by its time limit still reports what it measured. Compilation of a section runs in
-a thread pool (the GPU machine has 16 cores); times are of compiled calls only.
-
-::
+The shares follow the issue's H100 figures (10 s forward ~0.11 s; one round of the gradient
+section ~28 s; a pass over B ~29 s for netdyn, ~16 s for tvboptim); every section stops
+timing at its deadline after one call per case. Each dtype runs in a child process
+(float32 with ``jax_enable_x64`` off) that saves its JSON after every case, so a child
+stopped by its time limit still reports; compilation runs in a thread pool.
 
     python scripts/benchmarks/bench_gpu.py            # on the GPU machine, < 8 min
     python scripts/benchmarks/bench_gpu.py --smoke    # tiny sizes, any backend, < 1 min
-    python scripts/benchmarks/bench_gpu.py --from-json benchmarks/gpu.json  # the report again
 
-Without tvboptim the tvboptim side is skipped with a note (and the connectome is netdyn's
-embedded 80-region ``hcp``; the forward uses a random 84-node graph).
+Without tvboptim its side is skipped with a note (the connectome is then the embedded
+``hcp``; the forward uses a random 84-node graph).
 """
 
 import argparse
@@ -67,7 +43,8 @@ import equinox as eqx
 import jax  # no backend started on import: the parent keeps to the CPU (see __main__)
 import jax.numpy as jnp
 import numpy as np
-from _common import DT, PERIOD, SIGMA, SPEED, G
+from _common import DT, PERIOD, G
+from bench_batch import programs
 
 import netdyn as nd
 
@@ -272,33 +249,16 @@ def batched_section(child, data, deadline):
     w, lengths = data["connectome"]
     seconds = child.args.batch_seconds
     n_steps = round(seconds * 1000.0 / DT)
-    run_nd, (net, key) = netdyn_forward(w, lengths, seconds)
-
-    def netdyn_batch(Gs):
-        return jax.vmap(lambda g: run_nd(eqx.tree_at(lambda n: n.coupling.G, net, g), key,
-                                         batch_last=True))(Gs)
-
-    def netdyn_graph_batch(Gs):
-        # The weights batched too (copies), without batch_last: the plain vmap layout,
-        # batch-first.
-        weights = jnp.broadcast_to(net.graph.weights, Gs.shape + net.graph.weights.shape)
-        return jax.vmap(lambda g, wm: run_nd(eqx.tree_at(
-            lambda n: (n.coupling.G, n.graph.weights), net, (g, wm)), key))(Gs, weights)
-
-    fns = {"netdyn": netdyn_batch, "netdyn, per-member graph": netdyn_graph_batch}
-    if child.have_tvbo:
-        run_tv, (config,) = C.tvboptim_forward(w, lengths, seconds)
-
-        def tvboptim_batch(Gs):
-            return jax.vmap(lambda g: run_tv(
-                eqx.tree_at(lambda c: c.coupling.delayed.G, config, g)))(Gs)
-
-        fns["tvboptim"] = tvboptim_batch
+    period = PERIOD if seconds * 1000.0 >= PERIOD else DT  # below 1 s: every step
+    fns = programs(w, lengths, seconds, jnp.zeros(()).dtype, period)
+    fns = {"netdyn": fns.pop("netdyn, shared graph"), **fns}  # netdyn first at every B
+    if not child.have_tvbo:
+        fns.pop("tvboptim", None)
     compiled, compile_s, wall = compile_all(child, "batched", {
         (tool, B): jax.jit(fn).lower(jnp.linspace(0.3, 0.7, B))
         for tool, fn in fns.items() for B in child.args.batches})
     child.results.update(batch_steps=n_steps, batch_compile_wall_s=wall)
-    # netdyn first at every B, then tvboptim with what is left of the budget.
+    # netdyn at every B first (the order of fns), the others with what is left
     rate = dict.fromkeys(fns, 4e6)  # network-steps/s, a pessimistic first guess
     for (tool, B), exe in compiled.items():
         row = {"tool": tool, "B": B, "compile_s": compile_s[(tool, B)]}
@@ -403,14 +363,10 @@ def render(m: dict) -> str:
     lines = [
         "# GPU benchmark: forward, gradient and batched throughput against tvboptim", "",
         f"Generated by `{C.command('bench_gpu.py', args.smoke and '--smoke')}` in "
-        f"{m['elapsed']:.0f} s on **{device}**. The reference network: Reduced Wong-Wang "
-        f"(w = 0.5, I_o = 0.32, gamma = 0.641, initial S = 0.3) on {m['sources'][0]} (forward "
-        f"and batched sections) and {m['sources'][1]} (gradient), weights / max, delays = "
-        f"lengths / {SPEED:g} mm/ms, delayed linear coupling G = {G}, additive noise sigma = "
-        f"{SIGMA} on S, stochastic Heun, dt = {DT:g} ms; netdyn and tvboptim 0.4 measured in "
-        "the same process per dtype (float32 processes run with `jax_enable_x64` off). Times "
-        "are of compiled calls (compilation excluded), best of the calls the time budget "
-        "allowed."]
+        f"{m['elapsed']:.0f} s on **{device}**. The reference network: "
+        f"{C.reference_text(m['sources'][0])} (forward and batched sections; the gradient on "
+        f"{m['sources'][1]}); netdyn and tvboptim 0.4 in one process per dtype (float32 with "
+        "`jax_enable_x64` off). Compiled calls, best of those the time budget allowed."]
     if backend != "gpu":
         lines += ["", f"**Not a GPU** (backend `{backend}`): these figures are not the H100's."
                   + (" Smoke run: tiny sizes, only to check that the script runs."

@@ -1,20 +1,9 @@
 """Remat benchmark of the reference workload: time and memory of d loss / d G per strategy.
 
-The reference workload (``benchmarks/README.md``): Reduced Wong-Wang (w = 0.5,
-I_o = 0.32, gamma = 0.641, initial S = 0.3) on the 84-region ``dk_average`` connectome of
-the tvboptim wheel (weights / max, delays = tract length / 4 mm/ms), delayed linear
-coupling G = 0.5, additive noise sigma = 0.00283 on S, stochastic Heun, dt = 1 ms, 60 s,
-BOLD at TR = 1 s computed inside the loop, FC of the BOLD after skipping 20 samples,
-loss = RMSE against the empirical ``dk_average`` FC, gradient with respect to G. Without
-tvboptim, the embedded ``netdyn.datasets.load("hcp")`` (80 regions) is used instead.
-
-The BOLD model is the reference workload's: the hemodynamic-response-kernel BOLD of TVB (tvboptim's
-``HRFBold(period=1000, downsample_period=dt)``, netdyn's ``nd.HrfBold(period=1000,
-interim=dt)``), so that netdyn and tvboptim rows compute the same thing. Labels ending in
-``@balloon`` use netdyn's Balloon-Windkessel ``nd.Bold(period=1000)`` instead; their
-ratios and |Δgrad/grad| are against ``None@balloon``.
-
-::
+The reference workload (``benchmarks/README.md``; without tvboptim, the embedded ``hcp``
+data), with TVB's HRF-kernel BOLD (netdyn's ``nd.HrfBold(period=1000, interim=dt)``,
+tvboptim's ``HRFBold``) so that both tools compute the same thing; labels ending in
+``@balloon`` use ``nd.Bold(period=1000)`` instead and compare with ``None@balloon``.
 
     python scripts/benchmarks/bench_remat.py                      # 60 s, every strategy
     python scripts/benchmarks/bench_remat.py --compare tvboptim   # + tvboptim 0.4 in the same run
@@ -22,23 +11,17 @@ ratios and |Δgrad/grad| are against ``None@balloon``.
     python scripts/benchmarks/bench_remat.py --hour               # the one-hour section
     python scripts/benchmarks/bench_remat.py --hour --remat "MultiLevel(16)" --seconds 120
 
-For every configuration it measures, in this process, the steady-state forward and
-gradient (``jax.value_and_grad``) time of compiled calls, interleaved between the
-configurations in random order, best of ``--repeats``; and, in a fresh subprocess per
-configuration (``--one LABEL --json PATH``), XLA's compiled temporary memory of the
-gradient (``memory_analysis().temp_size_in_bytes``), the peak RSS of that process
-(``ru_maxrss`` after compiling and after one forward and one gradient call), the loss and
-the gradient. Writes them as tables to ``benchmarks/remat.md``, the rows to
-``benchmarks/remat.json`` and a figure to ``benchmarks/remat.png`` (with matplotlib).
-Shared machines are noisy: compare ratios measured in the same run.
+Per configuration: the forward and gradient (``jax.value_and_grad``) time of compiled
+calls, interleaved between configurations in random order, best of ``--repeats``; and, in
+a fresh process each (``--one LABEL --json PATH``), XLA's temporary memory of the gradient,
+the peak RSS (after compiling, after one forward and one gradient call), the loss and the
+gradient. Writes ``benchmarks/remat.md``, ``.json`` and ``.png``.
 
-``--hour``: the report's last section instead, d loss / d G through one hour of model time
-(``--seconds``, default 3600) under a memory-bounded strategy (``--remat``, default
-``Auto(64MB)``). It compiles (without running) the gradient under several strategies in
-this process for XLA's temporary memory of each (for ``None``: what the run would need
-without checkpointing); then a fresh process compiles the gradient under ``--remat``, runs
-it once (and the forward once, unless ``--no-forward``) and reports the wall times, the
-compiled temporary memory and its peak RSS. The other section's measurements are kept.
+``--hour``: the report's last section instead (the rest kept), d loss / d G through one
+hour of model time (``--seconds``) under ``--remat`` (``Auto(64MB)``): the gradient
+compiled, not run, under several strategies for XLA's temporary memory; then a fresh
+process compiles and runs it once under ``--remat`` (and the forward, unless
+``--no-forward``) for the wall times and its peak RSS.
 """
 
 import argparse
@@ -60,7 +43,7 @@ jax.config.update("jax_enable_x64", True)
 import equinox as eqx  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from _common import DT, GAMMA, PERIOD, SIGMA, SPEED, G, load_data, maxrss_bytes, mb  # noqa: E402
+from _common import DT, PERIOD, G, load_data, maxrss_bytes, mb  # noqa: E402
 
 import netdyn as nd  # noqa: E402
 
@@ -125,14 +108,9 @@ def netdyn_workload(label, w, lengths, seconds, remat=None):
 
 def resolve_remat(label, data, seconds):
     """``(strategy, choice)``: the strategy the netdyn row ``label`` runs, and for an
-    ``Auto(...)`` row what it chose (``"Uniform(1000) (5.44 MB)"``: the time loop's own
-    temporary memory), else ``None``.
-
-    ``Auto`` is resolved here, once, with ``nd.choose_remat`` on the loss's own run (G an
-    array, as ``jax.jit`` traces it), and the row runs the chosen strategy: ``simulate``
-    would otherwise compile the candidates again in each trace (forward, gradient). Its
-    compile times therefore exclude the choice (``choose_s`` in the JSON).
-    """
+    ``Auto(...)`` row what ``nd.choose_remat`` chose, once, on the loss's own run
+    (``"Uniform(1000) (5.44 MB)"``: the time loop's own temporary memory), else ``None``;
+    the row's compile times exclude the choice (``choose_s`` in the JSON)."""
     if label.startswith("tvboptim"):
         return None, None
     remat = C.make_remat(split_label(label)[0])
@@ -175,9 +153,8 @@ def make_loss(label, data, seconds, remat=None):
 
 
 def effective_blocks(label, n_steps):
-    """The checkpointed blocks netdyn's schedule runs for ``label`` (``nd.checkpoint_blocks``),
-    innermost first, in steps: ``ᵖ`` marks a size that does not divide its count (a shorter
-    last block), ``—`` a requested block at least as long as the run."""
+    """The blocks netdyn's schedule runs for ``label`` (``nd.checkpoint_blocks``), innermost
+    first: ``ᵖ`` a size that does not divide its count, ``—`` a block as long as the run."""
     if label.startswith("tvboptim"):
         block = C.tvboptim_config(label)["block"]
         return "" if block is None else str(block)
@@ -194,10 +171,8 @@ def effective_blocks(label, n_steps):
 
 
 def fresh_setup(label, seconds, forward=True):
-    """The start of a fresh process measuring ``label``: the data, the loss and its compiled
-    gradient (and forward; their output silenced), and what this took: ``(data, remat,
-    loss, {"grad": executable, "fwd": executable or None}, figures, the gradient's
-    memory_analysis())``."""
+    """A fresh process's data, loss and compiled gradient (and forward), and what this
+    took: ``(data, remat, loss, {"grad": ..., "fwd": ... or None}, figures, memory)``."""
     data = load_data()
     figures = {"rss_setup": maxrss_bytes()}
     t = time.perf_counter()
@@ -297,9 +272,8 @@ def build_rows(labels, times, memory, n_steps):
 
 
 def rel_grad(r, by):
-    """|Δgrad/grad| of row ``r``: netdyn's rows against their no-checkpoint baseline;
-    tvboptim's rows with an exact counterpart against it (``exact_grad``), its default
-    against itself; NaN for tvboptim's other block sizes (another noise realisation)."""
+    """|Δgrad/grad| of row ``r`` against its no-checkpoint baseline, or its exact tvboptim
+    counterpart; NaN for tvboptim's other block sizes (another noise realisation)."""
     if "error" in r:
         return math.nan
     if r["label"].startswith("tvboptim"):
@@ -361,13 +335,11 @@ def render_main(m) -> list[str]:
             a["repeats"] != (2 if a["quick"] else 3) and f"--repeats {a['repeats']}",
             a["compare"] and "--compare tvboptim",
         )
-        + f"`. Reduced Wong-Wang (w = 0.5, I_o = 0.32, gamma = {GAMMA}, initial S = 0.3), "
-        f"{m['data']} (weights / max, delays = lengths / {SPEED:g} mm/ms), delayed linear "
-        f"coupling G = {G}, additive noise sigma = {SIGMA} on S, stochastic Heun, "
-        f"dt = {DT:g} ms, {seconds:g} s ({n_steps} steps), BOLD at TR = {PERIOD:g} ms "
-        f"computed inside the loop, FC of the BOLD after skipping {C.skip_samples(seconds)} "
-        "samples, loss = RMSE against the empirical FC, `jax.value_and_grad` with respect to "
-        "G; float64. BOLD model: the hemodynamic-response-kernel BOLD of TVB (tvboptim's "
+        + f"`. {C.reference_text(m['data'])}, {seconds:g} s ({n_steps} steps), BOLD at TR = "
+        f"{PERIOD:g} ms computed inside the loop, FC of the BOLD after skipping "
+        f"{C.skip_samples(seconds)} samples, loss = RMSE against the empirical FC, "
+        "`jax.value_and_grad` with respect to G; float64. BOLD model: TVB's "
+        "hemodynamic-response-kernel BOLD (tvboptim's "
         f"`HRFBold(period={PERIOD:g}, downsample_period={DT:g})`; netdyn's "
         f"`nd.HrfBold(period={PERIOD:g}, interim={DT:g})`, accumulated online); rows marked "
         f"`@balloon` use netdyn's Balloon-Windkessel `nd.Bold(period={PERIOD:g})` instead "

