@@ -240,7 +240,7 @@ print(f"{len(linear_history.loss)} steps in {linear_history.wall_time.sum():.0f}
 # linearises at (`linear.fixed_point`; with FIC, the balanced state: S_e = 0.161 in every
 # region). Where the model is multistable, noise can carry the simulation to another
 # state (some regions firing far above 3 Hz), and the simulated FC then has little to do
-# with the analytic one. `benchmarks/heterogeneity.md` ("Analytic loss") shows such end
+# with the analytic one. `benchmarks/heterogeneity_linear.md` shows such end
 # points: an analytic loss as low as the others, a simulated FC that collapses.
 
 # %%
