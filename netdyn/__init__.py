@@ -50,6 +50,10 @@ from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fit import fit as fit
 from ._fit.history import FitHistory as FitHistory
 from ._fit.multistart import fit_multistart as fit_multistart
+from ._fit.optimizer import (
+    fit_optimizer as fit_optimizer,
+    scale_updates as scale_updates,
+)
 from ._functions import logistic as logistic, z_over_one_minus_exp as z_over_one_minus_exp
 from ._graph._base import (
     AbstractDelayGraph as AbstractDelayGraph,
@@ -157,6 +161,7 @@ from ._remat.auto import Auto as Auto, RematChoice as RematChoice
 from ._remat.multilevel import MultiLevel as MultiLevel
 from ._remat.nested import Nested as Nested
 from ._remat.no_remat import NoRemat as NoRemat
+from ._remat.parse import parse_remat as parse_remat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
 from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search

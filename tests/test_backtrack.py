@@ -171,3 +171,25 @@ def test_multistart_matches_single_fits():
     for i, u0 in enumerate(starts):
         _, single = _fit(BACKTRACK, 12, u0=float(u0))
         np.testing.assert_allclose(h.params["u"][:, i], single.params["u"], rtol=1e-12)
+
+
+def test_fit_optimizer_decays_its_steps_along_a_cosine_and_scales_each_leaf():
+    lr, steps = 0.1, 4
+    opt = nd.fit_optimizer(lr, steps, redraw=True, scales=(1.0, 0.2))
+    params = (jnp.zeros(()), jnp.zeros(()))
+    state = opt.init(params)
+    grads = (jnp.asarray(2.0), jnp.asarray(-3.0))  # constant: Adam's step is its rate
+    for t in range(steps + 1):
+        with jax.numpy_dtype_promotion("standard"):  # Optax's own arithmetic, as nd.fit
+            updates, state = opt.update(grads, state, params)
+        # Independently: lr (0.1 + 0.9 (1 + cos(pi t / T)) / 2), against the gradient.
+        rate = lr * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(t, steps) / steps)))
+        np.testing.assert_allclose([float(u) for u in updates], [-rate, 0.2 * rate],
+                                   rtol=1e-6)
+    # With one noise key, steps that raise the loss are taken back (backtrack); the
+    # same arguments give the same instance (a fit's compiled step is reused).
+    fixed = nd.fit_optimizer(lr, steps)
+    assert isinstance(fixed.init(params), nd.BacktrackState)
+    assert nd.fit_optimizer(lr, steps) is fixed
+    with pytest.raises(ValueError, match="2 scales for 3 leaves"):
+        nd.scale_updates((1.0, 2.0)).update((1.0, 2.0, 3.0), optax.EmptyState())

@@ -108,3 +108,25 @@ def test_hopf_units_are_one_table_read_both_ways():
         # The table netdyn fit --model hopf reads its options and reports its values by.
         np.testing.assert_allclose(np.asarray(leaf) / nd.presets.HOPF_UNITS[name],
                                    given[name], rtol=1e-12)
+
+
+def test_models_table_builds_the_presets_with_their_defaults_and_units():
+    w, lengths = _connectome()
+    hopf = nd.presets.MODELS["hopf"]
+    # The defaults of netdyn fit --model hopf, in per second and per sqrt(s).
+    _assert_same(hopf.network(w, lengths, speed=2.0),
+                 nd.presets.hopf(w, lengths, G=0.5, sigma=0.02, speed=2.0))
+    _assert_same(nd.presets.MODELS["rww"].network(w, lengths, G=0.2),
+                 nd.presets.rww(w, lengths, G=0.2, sigma=0.00283))
+    assert hopf.factor("coupling.G") == 1e-3 and hopf.factor("dynamics.a[3]") == 1e-3
+    assert hopf.factor("dynamics.omega") == pytest.approx(2 * math.pi / 1000, rel=1e-15)
+    assert nd.presets.MODELS["rww"].factor("coupling.G") == 1.0
+    # 0.5 /s is 5e-4 /ms in the network.
+    assert hopf.in_preset_units("coupling.G", 5e-4) == pytest.approx(0.5, rel=1e-15)
+    # Every parameter with a range is a field of the preset's dynamics.
+    for name, preset in nd.presets.MODELS.items():
+        net = preset.network(w, lengths)
+        assert all(hasattr(net.dynamics, p) for p in preset.bounds), name
+        assert preset.crossing in ("rising", "falling")
+    monitor = nd.presets.MODELS["rww-ei-fic"].signal(720.0, 0.0)
+    assert isinstance(monitor, nd.Bold) and monitor.period == 720.0

@@ -359,3 +359,14 @@ def test_bad_unroll(name, make, value):
         # stops it first; without it, the same ValueError.
         with pytest.raises((ValueError, TypeError), match="unroll"):
             make(value)
+
+
+def test_parse_remat_reads_each_form():
+    assert nd.parse_remat("none") == nd.NoRemat()
+    assert nd.parse_remat("uniform:250") == nd.Uniform(250)
+    assert nd.parse_remat("nested:10,100") == nd.Nested(10, 100)
+    assert nd.parse_remat("multilevel:4") == nd.MultiLevel(4)
+    assert nd.parse_remat("multilevel") == nd.MultiLevel(16)
+    for bad in ("none:3", "uniform", "uniform:x", "blocks:3", ""):
+        with pytest.raises(ValueError, match=f"^{bad!r}: "):
+            nd.parse_remat(bad)

@@ -1,109 +1,41 @@
-"""The models ``netdyn fit`` offers and the parameters ``--fit`` selects in them."""
-
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+"""The models ``netdyn fit`` offers (``nd.presets.MODELS``) and the parameters ``--fit``
+selects in them."""
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from .. import _presets as presets
-from .._fit.backtrack import backtrack
 from .._fit.step import float_dtype
 from .._monitor._base import AbstractMonitor
-from .._monitor.bold import Bold
-from .._monitor.temporal_average import TemporalAverage
 from .._network import Network
 from .._parameterisation._base import resolve_parameters
 from .._parameterisation.connectivity_scaling import InputScaling
 from .._parameterisation.map_parameter import MapParameter
 from .._parameterisation.regional_deviation import RegionalDeviation
-from .._parameters.bounds import AbstractTransform, Interval, Positive
+from .._parameters.bounds import Interval, Positive
+from .._presets.models import MODELS as MODELS
 from .._remat._base import AbstractRemat
-from .._remat.multilevel import MultiLevel
-from .._remat.nested import Nested
-from .._remat.no_remat import NoRemat
-from .._remat.uniform import Uniform
-
-
-@dataclass(frozen=True)
-class CliModel:
-    """What ``--model NAME`` builds: the preset, its defaults and the signal compared."""
-
-    build: Callable[..., Network]  # presets.rww / presets.hopf / presets.rww_ei_fic
-    G: float  # the default (unscanned) start of G, in the units of --G
-    sigma: float  # the default noise amplitude, in the units of --sigma
-    signal: Callable[[float, float], AbstractMonitor]  # (tr, warmup) -> monitor
-    # Parameters of the dynamics that --fit may name, and the range each is fitted in.
-    bounds: dict[str, AbstractTransform]
-    # Value in the network = value on the command line * factor (the preset's units).
-    units: dict[str, float]
-    # The default --burn-in (ms): how long the model's BOLD takes to become stationary
-    # from its initial state, with margin.
-    burn_in: float = 57_600.0
-    # Which crossing of the data's mean FC the scan of G looks for (nd.level_search's
-    # side): the single-population model's stationary band is past its peak.
-    crossing: str = "falling"
-
-
-MODELS = {
-    "rww": CliModel(
-        build=presets.rww, G=0.15, sigma=0.00283,
-        signal=lambda tr, warmup: Bold(period=tr, variables="S", warmup=warmup),
-        bounds={"w": Interval(0.0, 1.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
-                "gamma": Positive(), "tau_s": Positive()},
-        units={},
-    ),
-    "rww-ei-fic": CliModel(
-        build=presets.rww_ei_fic, G=0.5, sigma=0.001,
-        signal=lambda tr, warmup: Bold(period=tr, variables="S_e", warmup=warmup),
-        bounds={"w_p": Interval(0.0, 3.0), "I_o": Interval(0.0, 1.0), "J_N": Positive(),
-                "W_e": Positive(), "W_i": Positive()},
-        units={},
-        # Started near its balanced state (FIC), the E-I network's BOLD is stationary after
-        # about 15 s: the mean of 24 realisations settles within 7 s, their variance and
-        # the FC of 18 s windows within 15 s, at G 0.49 (the fit's range). Twice that.
-        burn_in=28_800.0,
-        # Past the peak of its mean FC (G about 0.52 on the embedded data) the balanced
-        # state is unstable: the network escapes from it during the run, at every G up
-        # to about 0.54, and a short burn-in catches that escape at an FC level that
-        # looks right. The stationary band is below the peak.
-        crossing="rising",
-    ),
-    "hopf": CliModel(
-        build=presets.hopf, G=0.5, sigma=0.02,
-        signal=lambda tr, warmup: TemporalAverage(period=tr, variables=("x",), warmup=warmup),
-        bounds={"a": Interval(-1.0, 1.0), "omega": Positive()},
-        # presets.hopf's units (rates per second, omega as a frequency in Hz, sigma per
-        # sqrt(s)); the network is in ms.
-        units=presets.HOPF_UNITS,
-    ),
-}
+from .._remat.parse import parse_remat
 
 
 def factor(model: str, name: str) -> float:
     """Network value = value on the command line * factor, for parameter ``name`` (a path
-    such as ``"coupling.G"``) of ``--model model``."""
-    return MODELS[model].units.get(name, 1.0)
+    such as ``"coupling.G"``) of ``--model model``: the preset's units (``Preset.units``)."""
+    return MODELS[model].factor(name)
 
 
 def in_option_units(model: str, name: str, x):
     """A network value of parameter ``name`` in the units of the command line (the one
     conversion on the way out; ``with_G`` is the one on the way in)."""
-    return x / factor(model, name.split("[")[0])
+    return MODELS[model].in_preset_units(name, x)
 
 
 def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
     """The network of ``--model`` (G: ``G``, else ``--G``, else the model's default) and
     the monitor whose signal gives the FC."""
     model = MODELS[args.model]
-    if G is None:
-        G = model.G if args.G is None else args.G
-    sigma = model.sigma if args.sigma is None else args.sigma
-    net = model.build(weights, lengths, G=G, sigma=sigma, speed=args.speed)
+    net = model.network(weights, lengths, G=args.G if G is None else G, sigma=args.sigma,
+                        speed=args.speed)
     return net, model.signal(args.tr, args.warmup)
 
 
@@ -226,21 +158,11 @@ def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
 
 
 def remat(spec: str) -> AbstractRemat:
-    """The strategy of ``--remat`` (``none``, ``uniform:K``, ``nested:K1,K2``,
-    ``multilevel:B``)."""
-    kind, _, arg = spec.partition(":")
+    """The strategy of ``--remat`` (``nd.parse_remat``; its error names the flag)."""
     try:
-        if kind == "none" and not arg:
-            return NoRemat()
-        if kind == "uniform":
-            return Uniform(int(arg))
-        if kind == "nested":
-            return Nested(*(int(a) for a in arg.split(",")))
-        if kind == "multilevel":
-            return MultiLevel(int(arg) if arg else 16)
+        return parse_remat(spec)
     except ValueError as e:
-        raise ValueError(f"--remat {spec!r}: {e}") from None
-    raise ValueError(f"--remat {spec!r}: expected none, uniform:K, nested:K1,K2 or multilevel:B.")
+        raise ValueError(f"--remat {e}") from None
 
 
 # With per-region parameters fitted as well, a parameter that moves every region at once
@@ -260,33 +182,3 @@ def step_scales(where: Where, net: Network) -> tuple[float, ...] | None:
     if not any(regional) or all(regional):
         return None
     return tuple(1.0 if r else GLOBAL_STEP for r in regional)
-
-
-def _scale_leaves(scales: tuple[float, ...]) -> optax.GradientTransformation:
-    """Multiply the update of leaf ``i`` by ``scales[i]``."""
-
-    def update(updates, state, params=None):
-        leaves, treedef = jax.tree.flatten(updates)
-        return jax.tree.unflatten(treedef, [u * s for u, s in zip(leaves, scales)]), state
-
-    return optax.GradientTransformation(lambda params: optax.EmptyState(), update)
-
-
-@functools.cache
-def optimizer(lr: float, steps: int, redraw: bool = False,
-              scales: tuple[float, ...] | None = None) -> optax.GradientTransformation:
-    """Adam with ``lr`` cosine-decayed to ``lr / 10`` over ``steps`` (leaf ``i``'s steps
-    times ``scales[i]``, see ``step_scales``); with one fixed noise key (not ``redraw``),
-    a step that raises the loss is taken back and retried at half the length
-    (``backtrack``)."""
-    # Full steps while far from the optimum, then small ones, so Adam's momentum settles
-    # instead of overshooting a steep FC-r landscape. Momentum alone still carried the fit
-    # over the lower edge of the band of good G (benchmarks/fit_rww.md), onto a plateau where
-    # the gradient vanishes: taking back steps that raise the loss keeps it in the band.
-    # With new noise every step, losses of consecutive steps are not comparable. One
-    # instance per (lr, steps, redraw): repeated runs in one process reuse the compiled
-    # step.
-    inner = optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=0.1))
-    if scales is not None:
-        inner = optax.chain(inner, _scale_leaves(scales))
-    return inner if redraw else backtrack(inner)

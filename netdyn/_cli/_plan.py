@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import jax
 import optax
 
+from .._fit.optimizer import fit_optimizer
 from .._loss._base import AbstractFcLoss
 from .._loss.fc_loss import FcLoss
 from .._loss.linear_fc_loss import LinearFcLoss
@@ -14,7 +15,7 @@ from .._network import Network
 from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun
 from ._data import FitData, RegionMaps, load_data, read_maps
-from ._model import network, optimizer, remat, selection, step_scales
+from ._model import network, remat, selection, step_scales
 from ._options import check_numbers, fill_defaults
 from ._parser import build_parser
 
@@ -84,7 +85,7 @@ def plan_options(args: argparse.Namespace) -> FitPlan:
                                 realisations=args.heldout_realisations)
     scales = step_scales(where, net)
     return FitPlan(args, data, net, where, bounds, maps, loss, simulated, heldout, scales,
-                   optimizer(args.lr, args.steps, args.redraw, scales))
+                   fit_optimizer(args.lr, args.steps, args.redraw, scales))
 
 
 def fcd_samples(args) -> tuple[int, int]:

@@ -1,39 +1,24 @@
-r"""Ready-made networks: the models ``netdyn fit`` builds and the reference workload.
-
-Plain functions returning ordinary ``netdyn`` objects, so that the command line, the
-benchmark scripts and the tutorials build one and the same model; edit the result with
-``eqx.tree_at`` like any hand-built network.
-
-```python
-import jax, netdyn as nd
-
-net = nd.presets.rww(data.weights, data.lengths, G=0.2)       # netdyn fit --model rww
-net = nd.presets.hopf(data.weights, data.lengths, G=0.5)      # netdyn fit --model hopf
-sol = nd.simulate(**nd.presets.reference_simulation(), key=jax.random.key(0))
-```
-"""
+"""The preset networks: ``rww``, ``rww_ei_fic``, ``hopf`` and the reference workload."""
 
 import math
 from typing import Any, Literal
 
 import numpy as np
 
-from ._coupling.difference import DelayedDifference
-from ._coupling.linear import DelayedLinear
-from ._custom_types import ArrayLike
-from ._dynamics.reduced_wong_wang import ReducedWongWang
-from ._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh
-from ._dynamics.sup_hopf import SupHopf
-from ._graph.delay import DelayGraph
-from ._monitor.bold import Bold
-from ._monitor.hrf_bold import HrfBold
-from ._network import Network
-from ._noise.additive import AdditiveNoise
-from ._parameterisation.feedback_inhibition import FeedbackInhibition
-from ._remat._base import AbstractRemat
-from ._solver.heun import Heun
-
-__all__ = ["hopf", "reference_network", "reference_simulation", "rww", "rww_ei_fic"]
+from .._coupling.difference import DelayedDifference
+from .._coupling.linear import DelayedLinear
+from .._custom_types import ArrayLike
+from .._dynamics.reduced_wong_wang import ReducedWongWang
+from .._dynamics.reduced_wong_wang_exc_inh import ReducedWongWangExcInh
+from .._dynamics.sup_hopf import SupHopf
+from .._graph.delay import DelayGraph
+from .._monitor.bold import Bold
+from .._monitor.hrf_bold import HrfBold
+from .._network import Network
+from .._noise.additive import AdditiveNoise
+from .._parameterisation.feedback_inhibition import FeedbackInhibition
+from .._remat._base import AbstractRemat
+from .._solver.heun import Heun
 
 # The reference workload (benchmarks/README.md): one place for its numbers.
 _REFERENCE_G = 0.5
@@ -169,7 +154,7 @@ def _embedded_connectome(weights, lengths) -> tuple[Any, Any]:
     if (weights is None) != (lengths is None):
         raise ValueError("reference_network: pass both weights and lengths, or neither.")
     if weights is None:
-        from . import datasets  # the data file is read on demand, not at import
+        from .. import datasets  # the data file is read on demand, not at import
 
         data = datasets.load("hcp")
         weights, lengths = data.weights, data.lengths
