@@ -497,3 +497,26 @@ def test_subset_needs_bold_for_subjects(no_type_hook):
         datasets.subset(datasets.Dataset(W, name="c"), subjects=[0])
     with pytest.raises(ValueError, match=r"subset\(data\) must be a netdyn\.datasets\.Dataset"):
         datasets.subset(W, regions=[0])
+
+
+def test_parse_subjects_reads_ranges_lists_all_and_none():
+    assert datasets.parse_subjects("1-3,5", 6) == (1, 2, 3, 5)
+    assert datasets.parse_subjects(" ALL ", 3) == (1, 2, 3)
+    assert datasets.parse_subjects("none", 3) == ()
+    for spec, message in (("0-2", "subject 0 does not exist (the data have subjects 1-3)"),
+                          ("one", "expected subject numbers such as 1-4"),
+                          ("2,2", "a subject named twice"), ("3-1", "no subject")):
+        with pytest.raises(ValueError, match=f"^{spec!r}: ") as e:
+            datasets.parse_subjects(spec, 3)
+        assert message in str(e.value)
+
+
+def test_read_matrix_reads_npy_and_text(tmp_path):
+    m = np.array([[1.0, -0.5], [-0.5, 1.0]])
+    np.save(tmp_path / "fc.npy", m)
+    (tmp_path / "fc.csv").write_text("1,-0.5\n-0.5,1\n")
+    np.testing.assert_array_equal(datasets.read_matrix(tmp_path / "fc.npy"), m)
+    np.testing.assert_array_equal(datasets.read_matrix(str(tmp_path / "fc.csv")), m)
+    np.save(tmp_path / "bad.npy", np.array([[1j]]))
+    with pytest.raises(ValueError, match="must be real"):
+        datasets.read_matrix(tmp_path / "bad.npy")

@@ -404,3 +404,21 @@ def test_fic_refuses_an_unreachable_target_rate():
     net = _exc_inh(G=0.3, I_o=0.2)
     with pytest.raises(Exception, match="too weak to reach the target rate"):
         nd.resolve_parameters(net).dynamics.J_i.block_until_ready()
+
+
+def test_maps_from_spec_stacks_the_named_maps(tmp_path):
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.0, 1.0, (5, 5))
+    fc = np.corrcoef(rng.normal(size=(5, 40)))
+    (tmp_path / "m.txt").write_text("myelin\n1 2 3 4 6\n")
+    maps = nd.maps.from_spec(f"in-strength, fc-gradient,{tmp_path / 'm.txt'}", w, fc)
+    assert maps.names == ("in-strength", "fc-gradient", "myelin")
+    s = w.sum(axis=1)  # independently: z-scored in-strength and file values
+    np.testing.assert_allclose(maps.values[0], (s - s.mean()) / s.std(), rtol=1e-12)
+    np.testing.assert_allclose(maps.values[1], nd.maps.fc_gradient(fc), rtol=1e-12)
+    v = np.array([1, 2, 3, 4, 6.0])
+    np.testing.assert_allclose(maps.values[2], (v - v.mean()) / v.std(), rtol=1e-12)
+    with pytest.raises(ValueError, match="names in-strength twice"):
+        nd.maps.from_spec("in-strength,in-strength", w, fc)
+    with pytest.raises(ValueError, match="give at least one map"):
+        nd.maps.from_spec(" , ", w, fc)

@@ -7,16 +7,13 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from .. import datasets
 from .._observation.runs import runs_fc
 from .._parameterisation import maps as region_maps
-from .._validate import real_array
-from ..datasets._files import read_npy
+from .._parameterisation.maps import RegionMaps
 
 # The TR simulated when neither --tr nor the data give one (the HCP's).
 DEFAULT_TR = 720.0
@@ -40,14 +37,6 @@ def _read(flag: str, path: str, read: Callable, *others: str):
         raise ValueError(f"{flag} {why}".rstrip(".") + ".") from None
 
 
-def read_matrix(path: str) -> np.ndarray:
-    """A real matrix from ``.npy`` (no pickles; its header checked against the file's size
-    before anything is allocated) or a text/csv file."""
-    if path.endswith(".npy"):
-        return real_array(path, read_npy(Path(path)))
-    return datasets.read_csv_matrix(path)
-
-
 @dataclass(frozen=True)
 class FitData:
     """What ``netdyn fit`` fits to and scores on (NumPy arrays; runs ``[time, nodes]``)."""
@@ -64,29 +53,11 @@ class FitData:
 
 
 def parse_runs(flag: str, spec: str, n: int) -> tuple[int, ...]:
-    """Subject numbers (one BOLD run each) from ``spec`` (``"1-4"``, ``"1,3,5-7"``,
-    ``"all"``, ``"none"``), counted from 1, each in ``1..n``; ``ValueError`` naming
-    ``flag``."""
-    spec = spec.strip().lower()
-    if spec == "all":
-        return tuple(range(1, n + 1))
-    if spec == "none":
-        return ()
-    runs: list[int] = []
+    """``nd.datasets.parse_subjects(spec, n)``, its ``ValueError`` naming ``flag``."""
     try:
-        for part in spec.split(","):
-            lo, sep, hi = part.strip().partition("-")
-            first, last = int(lo), int(hi) if sep else int(lo)
-            runs.extend(range(first, last + 1))
-    except ValueError:
-        raise ValueError(f"{flag} {spec!r}: expected subject numbers such as 1-4 or 1,3,5-7 "
-                         "(counted from 1), 'all' or 'none'.") from None
-    bad = [r for r in runs if not 1 <= r <= n]
-    if bad or not runs or len(set(runs)) != len(runs):
-        why = (f"subject {bad[0]} does not exist (the data have subjects 1-{n})" if bad else
-               "no subject" if not runs else "a subject named twice")
-        raise ValueError(f"{flag} {spec!r}: {why}.")
-    return tuple(runs)
+        return datasets.parse_subjects(spec, n)
+    except ValueError as e:
+        raise ValueError(f"{flag} {e}") from None
 
 
 def _split(args, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -177,7 +148,7 @@ def _connectome(args) -> datasets.Dataset:
 
 def _fc_file(path: str, n: int) -> np.ndarray:
     """The FC matrix of ``--fc``, checked against the connectome's ``n`` regions."""
-    target = np.asarray(_read("--fc", path, read_matrix), dtype=float)
+    target = np.asarray(_read("--fc", path, datasets.read_matrix), dtype=float)
     if target.shape != (n, n):
         raise ValueError(
             f"--fc: the FC matrix has shape {target.shape}, but the connectome has {n} "
@@ -186,33 +157,12 @@ def _fc_file(path: str, n: int) -> np.ndarray:
     return target
 
 
-class RegionMaps(NamedTuple):
-    """``k`` named maps, z-scored, ``values`` ``[k, nodes]``."""
-
-    names: tuple[str, ...]
-    values: np.ndarray
-
-
 def read_maps(spec: str, weights: np.ndarray, target_fc: np.ndarray) -> RegionMaps:
-    """The maps of ``--maps``: ``in-strength`` (of the weights), ``fc-gradient`` (the
-    principal gradient of the fitted FC, never of the test subjects), or files."""
-    names, values = [], []
-    for item in (s.strip() for s in spec.split(",")):
-        if not item:
-            continue
-        if item == "in-strength":
-            name, v = item, region_maps.in_strength(weights)
-        elif item == "fc-gradient":
-            name, v = item, region_maps.fc_gradient(target_fc)
-        else:
-            try:
-                name, v = region_maps.read(item, weights.shape[0])
-            except ValueError as e:
-                raise ValueError(f"--maps {e}") from None
-        if name in names:
-            raise ValueError(f"--maps {spec!r} names {name} twice.")
-        names.append(name)
-        values.append(v)
-    if not names:
+    """The maps of ``--maps`` (``nd.maps.from_spec``; the gradient is the fitted FC's,
+    never the test subjects'), its errors naming the flag."""
+    if not any(s.strip() for s in spec.split(",")):
         raise ValueError("--maps: give at least one map (in-strength, fc-gradient or a file).")
-    return RegionMaps(tuple(names), np.stack(values))
+    try:
+        return region_maps.from_spec(spec, weights, target_fc)
+    except ValueError as e:
+        raise ValueError(f"--maps {e}") from None

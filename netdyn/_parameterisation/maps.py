@@ -14,13 +14,14 @@ coefficient $c$ of 0.1 changes the parameter by 10 % per standard deviation of t
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from .._custom_types import ArrayLike
 from .._validate import is_number_text
 
-__all__ = ["fc_gradient", "in_strength", "read", "zscore"]
+__all__ = ["RegionMaps", "fc_gradient", "from_spec", "in_strength", "read", "zscore"]
 
 
 def read(path: str | os.PathLike, n_regions: int) -> tuple[str, np.ndarray]:
@@ -123,3 +124,41 @@ def fc_gradient(fc: ArrayLike, *, component: int = 1, sparsity: float = 0.9,
                          "disconnected or trivial).")
     g = zscore(vectors[:, order[component]] / root)
     return g if g[np.argmax(np.abs(g))] > 0 else -g
+
+
+class RegionMaps(NamedTuple):
+    """``k`` named maps, z-scored: ``names`` and ``values`` ``[k, nodes]`` (as
+    ``nd.MapParameter`` takes them)."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+
+
+def from_spec(spec: str, weights: ArrayLike, fc: ArrayLike) -> RegionMaps:
+    """The maps a comma-separated text names, as ``netdyn fit --maps`` takes it:
+    ``in-strength`` (``in_strength(weights)``), ``fc-gradient`` (``fc_gradient(fc)``: pass
+    the FC fitted, never a test set's) or a file (``read``), e.g.
+    ``"in-strength,fc-gradient,myelin.csv"``.
+
+    **Raises** ``ValueError``: no map, a map named twice (starts with ``repr(spec)``) or
+    a file's error (starts with its path).
+    """
+    w = np.asarray(weights, dtype=float)
+    names, values = [], []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        if item == "in-strength":
+            name, v = item, in_strength(w)
+        elif item == "fc-gradient":
+            name, v = item, fc_gradient(fc)
+        else:
+            name, v = read(item, w.shape[0])
+        if name in names:
+            raise ValueError(f"{spec!r} names {name} twice.")
+        names.append(name)
+        values.append(v)
+    if not names:
+        raise ValueError(f"{spec!r}: give at least one map (in-strength, fc-gradient or a "
+                         "file).")
+    return RegionMaps(tuple(names), np.stack(values))

@@ -1,10 +1,27 @@
-"""Runs of regional BOLD stored as one ``.npy`` array, read safely."""
+"""Arrays stored as ``.npy``, read safely: runs of regional BOLD in one array, and a
+matrix from ``.npy`` or text (``read_matrix``)."""
 
+import os
 from pathlib import Path
 
 import numpy as np
 
+from .._validate import real_array
 from ._files import read_npy
+from ._readers import read_csv_matrix
+
+
+def read_matrix(path: str | os.PathLike) -> np.ndarray:
+    """A real matrix (an FC, say) from a ``.npy`` file or a text file (as
+    ``read_csv_matrix``), as ``netdyn fit --fc`` reads it. A ``.npy`` file is read
+    without pickles, its header checked against the file's size before anything is
+    allocated; its shape is the caller's to check.
+
+    **Raises** ``ValueError`` naming the file: damaged, truncated, not real numbers.
+    """
+    if str(path).endswith(".npy"):
+        return real_array(str(path), read_npy(Path(path)))
+    return read_csv_matrix(path)
 
 
 def read_npy_runs(path: Path) -> list[tuple[str, np.ndarray]]:

@@ -81,6 +81,35 @@ def subset(
     return rechecked(data, **changes)
 
 
+def parse_subjects(spec: str, n: int) -> tuple[int, ...]:
+    """Subject numbers, counted from 1, from a short text, as ``netdyn fit
+    --train-subjects`` takes it: ``"1-4"``, ``"1,3,5-7"``, ``"all"`` (``1..n``) or
+    ``"none"`` (no subject); each in ``1..n``, none twice.
+
+    **Raises** ``ValueError`` that starts with ``repr(spec)``.
+    """
+    spec = spec.strip().lower()
+    if spec == "all":
+        return tuple(range(1, n + 1))
+    if spec == "none":
+        return ()
+    runs: list[int] = []
+    try:
+        for part in spec.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            first, last = int(lo), int(hi) if sep else int(lo)
+            runs.extend(range(first, last + 1))
+    except ValueError:
+        raise ValueError(f"{spec!r}: expected subject numbers such as 1-4 or 1,3,5-7 "
+                         "(counted from 1), 'all' or 'none'.") from None
+    bad = [r for r in runs if not 1 <= r <= n]
+    if bad or not runs or len(set(runs)) != len(runs):
+        why = (f"subject {bad[0]} does not exist (the data have subjects 1-{n})" if bad else
+               "no subject" if not runs else "a subject named twice")
+        raise ValueError(f"{spec!r}: {why}.")
+    return tuple(runs)
+
+
 def _indices(what: str, value, n: int, noun: str, where: str, labels=None) -> np.ndarray:
     """``value`` (indices from 0, labels, or a boolean mask of ``n``) as distinct indices
     in ``[0, n)``; a ``ValueError`` naming ``subset(what)`` otherwise."""
