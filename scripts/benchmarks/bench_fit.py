@@ -220,6 +220,7 @@ def measure(a) -> dict:
         res["wall"], res["lines"] = H.run_cli(["fit", *fit_args, *(["--quick"] if a.smoke else []),
                                                "--out", str(folder)])
     if (folder / "fit.png").is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)  # --out into a new folder
         shutil.copy(folder / "fit.png", out.parent / f"{out.stem}_default.png")
     report = json.loads((folder / "params.json").read_text())
     res["report"], res["history"] = report, json.loads((folder / "history.json").read_text())
