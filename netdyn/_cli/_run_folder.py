@@ -19,7 +19,8 @@ import jax
 from .._network import Network
 from .._persistence.atomic import check_writable
 from .._persistence.resume import saved_steps
-from .._persistence.strict_json import read_json_object, write_json
+from .._persistence.run_settings import RunSettings
+from .._persistence.strict_json import read_json_object
 from ._plan import FitPlan, plan_options
 
 CHECKPOINT = "checkpoint.eqx"
@@ -78,7 +79,7 @@ def prepare(args) -> Path:
     if not args.resume:
         for name in found:  # --overwrite: nothing of the earlier fit stays beside the new
             (out / name).unlink()
-        write_json(out / SETTINGS, {"settings": settings(args)})
+        _record(out).write(settings(args))
     return out
 
 
@@ -88,29 +89,20 @@ def _check_resumable(args, out: Path) -> None:
             f"--resume: there is no checkpoint in {out} ({out / CHECKPOINT} does not exist); "
             "run without --resume to start a new fit there."
         )
-    saved = _saved_settings(out)["settings"]
-    for name, value in settings(args).items():
-        if name not in FREE and saved.get(name) != value:
-            raise ValueError(
-                f"--resume: {_flag(name)} is {value!r} here but {saved.get(name)!r} in the "
-                f"fit in {out} ({out / SETTINGS}); resume with the same settings, or start "
-                "a new fit (--overwrite, or another --out) to change them."
-            )
+    changed = _record(out).changed(settings(args), FREE)
+    if changed:
+        name, (value, saved) = next(iter(changed.items()))
+        raise ValueError(
+            f"--resume: {_flag(name)} is {value!r} here but {saved!r} in the fit in {out} "
+            f"({out / SETTINGS}); resume with the same settings, or start a new fit "
+            "(--overwrite, or another --out) to change them."
+        )
 
 
-def _saved_settings(out: Path) -> dict:
-    """The content of ``out/settings.json``: ``{"settings": {option: value}, "resumed":
-    [...]}`` (``ValueError`` naming the file if it is missing or malformed)."""
-    path = out / SETTINGS
-    saved = read_json_object(path, "--resume: ", f"; the settings of the fit in {out} are "
-                             "unknown: start it afresh with --overwrite")
-    if not (isinstance(saved.get("settings"), dict)
-            and isinstance(saved.get("resumed", []), list)):
-        raise ValueError(f"--resume: {path} cannot be read (it must be a JSON object with "
-                         "the object 'settings' and the list 'resumed').")
-    # Folders written before the options were renamed resume under the new names.
-    saved["settings"] = {_RENAMED.get(k, k): v for k, v in saved["settings"].items()}
-    return saved
+def _record(out: Path) -> RunSettings:
+    """``out/settings.json``: the options of the fit, and its resumes."""
+    return RunSettings(out, "--resume: ", f"; the settings of the fit in {out} are unknown: "
+                       "start it afresh with --overwrite", _RENAMED)
 
 
 # Options renamed since (old settings.json key -> new).
@@ -121,16 +113,12 @@ def record_resume(args, out: Path, step: int) -> None:
     """Add this resume to ``out/settings.json``: the step it continues from and the options
     that differ from the fit's saved ones (those of ``FREE``, such as ``--remat``: the steps
     after ``step`` were computed with them); ``resumes`` reads them back."""
-    saved = _saved_settings(out)
-    changed = {name: value for name, value in settings(args).items()
-               if name not in ("resume", "overwrite") and saved["settings"].get(name) != value}
-    saved["resumed"] = [*saved.get("resumed", []), {"at_step": step, "changed": changed}]
-    write_json(out / SETTINGS, saved)
+    _record(out).record_resume(settings(args), step, ignore=("resume", "overwrite"))
 
 
 def resumes(out: Path) -> list[dict]:
     """The resumes recorded in ``out/settings.json`` (``record_resume``), oldest first."""
-    return _saved_settings(out).get("resumed", [])
+    return _record(out).resumes()
 
 
 def _number(v) -> bool:

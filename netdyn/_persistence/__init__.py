@@ -1,2 +1,2 @@
-"""What outlives a process: atomic writes, strict JSON, checkpoints and resuming,
-deferred interrupts."""
+"""What outlives a process: atomic writes, strict JSON, checkpoints and resuming, a run's
+settings (``RunSettings``), deferred interrupts."""
