@@ -66,7 +66,7 @@ def delayed_source_values(
     # CPU ~1.5x faster than the 2-D index ``buffer[rows, cols]`` (nearest; ~1.7x with
     # linear interpolation). Keep the trailing ``k`` axis: a scalar gather from a 1-D
     # view is as fast with traced indices but ~5x slower when XLA sees constant ones.
-    # See ``benchmarks/forward.md``.
+    # See ``benchmarks/forward_micro.md``.
     n_rows, n_nodes, k = buffer.shape
     flat = _flat_rows(index.rows, n_rows, n_nodes)
     x = read_rows(buffer.reshape(n_rows * n_nodes, k), flat, n_nodes, index.frac)

@@ -102,7 +102,15 @@ def measure(args) -> dict:
         print(f"=== {name}: {TRUTHS[name]}", flush=True)
         out[name] = _one(name, args.smoke, work)
     duration, realisations = (14_400.0, 2) if args.smoke else (288_000.0, 4)
-    return {"truths": out, "duration": duration, "realisations": realisations}
+    m = {"truths": out, "duration": duration, "realisations": realisations, "earlier": []}
+    for path in args.merge or []:  # earlier runs' truths, each with its command and machine
+        old = H.loads(Path(path).read_text())
+        kept = {n: r for n, r in old["truths"].items() if n not in out}
+        m["truths"] = {**kept, **m["truths"]}
+        m["earlier"] += [*old.get("earlier", []),
+                         {k: old.get(k) for k in ("argv", "machine", "end_load", "max_load")}
+                         | {"names": sorted(old["truths"])}]
+    return m
 
 
 def _recovered(r: dict, key: str) -> tuple[str, bool | None]:
@@ -121,6 +129,10 @@ def _recovered(r: dict, key: str) -> tuple[str, bool | None]:
         return f"{value:.4g} [{lo:.4g}, {hi:.4g}]", lo <= truth <= hi
     verdict = (((rep.get("long_check") or {}).get("parameters") or {}).get(full) or {}).get(
         "verdict", "not run")
+    start = (rep.get("initial") or {}).get(full)
+    if start is not None and abs(value - start) <= 0.01 * abs(start):
+        # A value the fit left where it started was not recovered, wherever the truth is.
+        return f"{value:.4g} (its start; no interval; long check: {verdict})", False
     return f"{value:.4g} (no interval; long check: {verdict})", abs(value - truth) <= 0.15 * truth
 
 
@@ -154,21 +166,62 @@ def render(m: dict) -> str:
         "(`netdyn fit --model M --bold truth.npy --train-subjects 1,2,3,4 --seed 7`: the "
         "error bars leave each run out). "
         "A value counts as recovered when its 95 % interval holds the truth, or, without an "
-        "interval, when it is within 15 % of it. The held-out FC r is the command's own "
+        "interval, when it is within 15 % of it and the fit moved it from its start (a value "
+        "left within 1 % of where it started is not counted, wherever the truth lies). The "
+        "held-out FC r is the command's own "
         "(new noise, mean ± sd over its held-out sets, against the truth's FC); the ceiling "
         "is the truth model's own FC r between two noise keys, the best a recovery can reach.",
         "", f"Command: `python scripts/benchmarks/bench_recovery.py {' '.join(H.shown_argv(m))}`",
         "", *H.table(["truth", "model", "values", "its mean FC (key 1 / 2)", "G recovered",
                       "sigma recovered",
                       "held-out FC r", "ceiling", "difference", "seconds"], rows),
-        "", f"Recovered (interval holds the truth, or within 15 % without one): {held} of "
-        f"{counted} fitted values.", "", *H.machine(m), ""]
+        "", f"Recovered (interval holds the truth, or within 15 % without one and moved "
+        f"from its start): {held} of {counted} fitted values.", *_by_model(m["truths"]), "",
+        *H.machine(m), *_earlier(m.get("earlier") or []), ""]
     return "\n".join(lines)
+
+
+def _by_model(truths: dict) -> list[str]:
+    """Per model: how many truths had G within 0.001 (and the largest relative error) and
+    sigma within 15 %, and the long check's verdicts on sigma."""
+    lines = []
+    for model in dict.fromkeys(r["model"] for r in truths.values()):
+        rs = [r for r in truths.values() if r["model"] == model and "error" not in r]
+        if not rs:
+            continue
+        fitted = [r for r in rs if "noise.sigma" in r["report"]["parameters"]]
+        err = [abs(r["report"]["parameters"]["coupling.G"] - r["truth"]["G"]) for r in rs]
+        worst = max(range(len(rs)), key=lambda i: err[i] / rs[i]["truth"]["G"])
+        sig = sum(abs(r["report"]["parameters"]["noise.sigma"] - r["truth"]["sigma"])
+                  <= 0.15 * r["truth"]["sigma"] for r in fitted)
+        verdicts = [(((r["report"].get("long_check") or {}).get("parameters") or {}).get(
+            "noise.sigma") or {}).get("verdict", "not run") for r in fitted]
+        text = (f"- {model}: G within 0.001 of the truth in {sum(e <= 1e-3 for e in err)} of "
+                f"{len(rs)} (largest error {err[worst]:.2g}, "
+                f"{100 * err[worst] / rs[worst]['truth']['G']:.1f} %)")
+        if fitted:
+            text += (f"; sigma within 15 % in {sig} of {len(fitted)}; the long check on "
+                     f"sigma: {', '.join(verdicts)}")
+        lines.append(text + ".")
+    return ["", *lines] if lines else []
+
+
+def _earlier(runs: list[dict]) -> list[str]:
+    """The commands and machines of the earlier runs whose truths the report keeps."""
+    out = []
+    for run in runs:
+        out += ["", f"### Earlier run kept: {', '.join(run['names'])}", "",
+                f"Command: `python scripts/benchmarks/bench_recovery.py "
+                f"{' '.join(H.shown_argv(run))}`", "", *H.machine(run)[3:]]
+    return out
 
 
 def options(p) -> None:
     p.add_argument("--only", nargs="+", choices=list(TRUTHS), default=None,
                    help="these truths only")
+    p.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                   help="keep the truths of these earlier runs' .json in the report (those "
+                   "measured now replace them), each run's command and machine listed")
 
 
 if __name__ == "__main__":
