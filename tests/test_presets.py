@@ -1,6 +1,7 @@
 """``nd.presets``: each preset equals the network built by hand from its documented values."""
 
 import math
+import re
 
 import equinox as eqx
 import jax
@@ -130,3 +131,35 @@ def test_models_table_builds_the_presets_with_their_defaults_and_units():
         assert preset.crossing in ("rising", "falling")
     monitor = nd.presets.MODELS["rww-ei-fic"].signal(720.0, 0.0)
     assert isinstance(monitor, nd.Bold) and monitor.period == 720.0
+
+
+def test_select_makes_the_named_parameters_ready_to_fit():
+    w, lengths = _connectome()
+    preset = nd.presets.MODELS["rww-ei-fic"]
+    net = preset.network(w, lengths, G=0.4)
+    maps = nd.maps.from_spec("in-strength", w, np.corrcoef(w))
+    where, bounds, fitted = nd.presets.select(net, "G, I_o, w_p:global, J_N:maps, input-gain",
+                                              preset.bounds, maps)
+    assert where.names == ("G", "I_o", "w_p", "J_N", "input-gain")
+    assert where.mapped == ("J_N",)
+    G, I_o, w_p, c, gains = where(fitted)
+    # Independently: G as built, I_o one value per region at its default, w_p one value,
+    # J_N along the one map with its coefficient at 0, the log-gains per region at 0.
+    assert float(G) == 0.4 and np.shape(G) == ()
+    np.testing.assert_array_equal(I_o, np.full(5, float(net.dynamics.I_o)))
+    assert float(w_p) == float(net.dynamics.w_p) and np.shape(w_p) == ()
+    np.testing.assert_array_equal(c, [0.0])
+    np.testing.assert_array_equal(gains, np.zeros(5))
+    assert isinstance(fitted.dynamics.J_N, nd.MapParameter)
+    assert isinstance(fitted.graph.weights, nd.InputScaling)
+    assert isinstance(bounds[0], nd.Positive) and bounds[1] == preset.bounds["I_o"]
+    assert (bounds[3].lower, bounds[3].upper) == (-1.0, 1.0)
+    assert (bounds[4].lower, bounds[4].upper) == (-2.0, 2.0)
+    for spec, message in (("G,nope", "'nope': unknown parameter for this model"),
+                          ("G,G", "'G,G' names G twice"),
+                          ("I_o:regional", "the suffixes are ':global' and ':maps'"),
+                          ("sigma:maps", "only parameters of the dynamics"),
+                          ("I_o:maps", "no maps given"),
+                          ("input-gain:global", "input-gain is per region")):
+        with pytest.raises(ValueError, match=f"^{re.escape('x ')}.*{re.escape(message)}"):
+            nd.presets.select(net, spec, preset.bounds, context="x ")

@@ -23,6 +23,7 @@ from .networks import (
     rww as rww,
     rww_ei_fic as rww_ei_fic,
 )
+from .selection import NamedWhere as NamedWhere, select as select
 
-__all__ = ["MODELS", "Preset", "hopf", "reference_network", "reference_simulation", "rww",
-           "rww_ei_fic"]
+__all__ = ["MODELS", "NamedWhere", "Preset", "hopf", "reference_network",
+           "reference_simulation", "rww", "rww_ei_fic", "select"]
