@@ -14,6 +14,7 @@ against the truth's FC beside the ceiling, and the time.
     python scripts/benchmarks/bench_recovery.py                  # about an hour, 2 cores
     python scripts/benchmarks/bench_recovery.py --only rww-1     # one truth
     python scripts/benchmarks/bench_recovery.py --smoke          # tiny runs, minutes
+    python scripts/benchmarks/bench_recovery.py --work DIR       # continue a run stopped in DIR
 """
 
 import tempfile
@@ -84,18 +85,37 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
     argv = ["fit", "--model", model, "--bold", str(path), "--train-subjects", subjects,
             "--seed", "7",
             *(SMOKE if smoke else []), "--out", str(work / name), "--overwrite"]
-    run = H.fit_here(argv)
+    run = _finished(work / name) or H.fit_here(argv)
     if run["status"] != 0:
         return {"truth": values, "model": model, "error": run["summary"]}
     iu = np.triu_indices(80, k=1)
-    return {"truth": values, "model": model, "report": run["report"],
-            "seconds": run["seconds"], "ceiling": _r(fc, again),
-            "truth_mean_fc": float(fc[iu].mean()), "again_mean_fc": float(again[iu].mean()),
-            "command": "netdyn " + " ".join(argv[:argv.index("--out")])}
+    record = {"truth": values, "model": model, "report": run["report"],
+              "seconds": run["seconds"], "ceiling": _r(fc, again),
+              "truth_mean_fc": float(fc[iu].mean()), "again_mean_fc": float(again[iu].mean()),
+              "command": "netdyn " + " ".join(argv[:argv.index("--out")])}
+    (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
+    return record
+
+
+def _finished(out: Path) -> dict | None:
+    """The command's result in ``out`` when an earlier run of this script (``--work``)
+    finished it: its ``params.json``, and its wall seconds (recorded by this script, else
+    from the folder's file times: ``settings.json`` written at its start, ``params.json``
+    at its end)."""
+    params = out / "params.json"
+    if not params.is_file():
+        return None
+    seconds = out / "seconds.txt"
+    took = (float(seconds.read_text()) if seconds.is_file() else
+            params.stat().st_mtime - (out / "settings.json").stat().st_mtime)
+    report = H.loads(H.without_temporary_paths(params.read_text()))
+    return {"status": 0, "seconds": took, "report": report, "summary": []}
 
 
 def measure(args) -> dict:
-    work = Path(tempfile.mkdtemp(prefix="netdyn-recovery-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="netdyn-recovery-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"work folder (--work continues it): {work}", flush=True)
     names = args.only or (["rww-2", "rww-ei-fic-2", "hopf-1"] if args.smoke else list(TRUTHS))
     out = {}
     for name in names:
@@ -219,6 +239,9 @@ def _earlier(runs: list[dict]) -> list[str]:
 def options(p) -> None:
     p.add_argument("--only", nargs="+", choices=list(TRUTHS), default=None,
                    help="these truths only")
+    p.add_argument("--work", type=Path, default=None, metavar="DIR",
+                   help="the fits' folder (default: a new temporary one); a truth whose fit "
+                   "finished there in an earlier run is read back, not fitted again")
     p.add_argument("--merge", nargs="+", default=None, metavar="JSON",
                    help="keep the truths of these earlier runs' .json in the report (those "
                    "measured now replace them), each run's command and machine listed")
