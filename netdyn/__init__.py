@@ -166,6 +166,10 @@ from ._remat.parse import parse_remat as parse_remat
 from ._remat.policy import Policy as Policy
 from ._remat.uniform import Uniform as Uniform
 from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search
+from ._search.scan_record import (
+    read_scan_record as read_scan_record,
+    scan_record as scan_record,
+)
 from ._search.scan_start import StartScan as StartScan, scan_start as scan_start
 from ._search.sweep import sweep as sweep
 from ._simulate.choose_remat import choose_remat as choose_remat

@@ -20,6 +20,7 @@ from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
+from .._search.scan_record import scan_record
 from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
@@ -70,15 +71,10 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
                        iterations=args.bisect, side=MODELS[args.model].crossing,
                        tolerance=loss_fn.level_width if args.engine == "simulation" else 0.0,
                        on_point=lambda _: interrupt.check())  # Ctrl-C between simulations
-    grid = found.search
-    scan = {"start": None if found.start is None else found.start / f,
-            "bracket": None if found.bracket is None else [b / f for b in found.bracket],
-            "at_peak": found.at_peak, "target_mean_fc": found.level,
-            "grid": {"G": (grid.values / f).tolist(), "loss": grid.results["loss"].tolist(),
-                     "mean_fc": grid.results["mean_fc"].tolist(), "stage": list(grid.stage)}}
+    scan = scan_record(found, f)
     if found.at_peak and not args.quiet:
         print(f"netdyn fit: no scanned G reached the data's mean FC ({found.level:.3f}); the "
-              f"highest ({np.nanmax(grid.results['mean_fc']):.3f}) is within the loss's "
+              f"highest ({np.nanmax(found.search.results['mean_fc']):.3f}) is within the loss's "
               f"level width ({loss_fn.level_width:g}) of it, as one short simulation reads "
               "the level low: starting at that peak.", flush=True)
     skipped = diverged_points_message(scan, args.engine)

@@ -7,7 +7,6 @@ without ``--overwrite``. ``load_fitted`` reads a finished fit back into Python.
 """
 
 import argparse
-import math
 import os
 import shlex
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from .._persistence.atomic import check_writable
 from .._persistence.resume import saved_steps
 from .._persistence.run_settings import RunSettings
 from .._persistence.strict_json import read_json_object
+from .._search.scan_record import read_scan_record
 from ._plan import FitPlan, plan_options
 
 CHECKPOINT = "checkpoint.eqx"
@@ -121,49 +121,10 @@ def resumes(out: Path) -> list[dict]:
     return _record(out).resumes()
 
 
-def _number(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _scan_rules(scan: dict) -> dict:
-    """``{field: (whether scan.json's field is valid, what a valid one is)}``."""
-    grid = scan.get("grid")
-    grid = grid if isinstance(grid, dict) else {}
-    g = grid.get("G")
-    size = len(g) if isinstance(g, list) else -1
-    bracket = scan.get("bracket")
-
-    def values(v, ok) -> bool:
-        return isinstance(v, list) and len(v) == size and all(map(ok, v))
-
-    return {
-        "start": (scan.get("start") is None or _number(scan.get("start")), "null or a number"),
-        "bracket": (bracket is None or (isinstance(bracket, list) and len(bracket) == 2
-                                        and all(map(_number, bracket))),
-                    "null or two numbers"),
-        "target_mean_fc": (_number(scan.get("target_mean_fc")), "a number"),
-        "grid.G": (values(g, _number), "a list of numbers"),
-        "grid.loss": (values(grid.get("loss"), lambda v: v is None or _number(v)),
-                      "a list of numbers (or null), one per G"),
-        "grid.mean_fc": (values(grid.get("mean_fc"), lambda v: v is None or _number(v)),
-                         "a list of numbers (or null), one per G"),
-        "grid.stage": (values(grid.get("stage"), lambda v: isinstance(v, str)),
-                       "a list of text, one per G"),
-    }
-
-
 def read_scan(out: Path) -> dict:
     """``out/scan.json``, written by the scan of G of the fit resumed, every field checked
-    (``ValueError`` naming the file and the field); null losses and mean FCs (NaN when
-    written) as NaN."""
-    path = out / SCAN
-    scan = read_json_object(path, "--resume: ")
-    for field, (ok, what) in _scan_rules(scan).items():
-        if not ok:
-            raise ValueError(f"--resume: {path}: {field} must be {what}.")
-    for k in ("loss", "mean_fc"):
-        scan["grid"][k] = [math.nan if v is None else v for v in scan["grid"][k]]
-    return scan
+    (``nd.read_scan_record``: ``ValueError`` naming the file and the field)."""
+    return read_scan_record(out / SCAN, "--resume: ")
 
 
 def checkpoint_steps(out: Path) -> tuple[int, int] | None:
