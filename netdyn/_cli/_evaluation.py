@@ -1,56 +1,23 @@
 """The fitted model's evaluations in ``netdyn fit``: its own FC at the fit (simulated, or
 the analytic one), the held-out check over noise sets (``nd.heldout_scores``), scored
-on the training and the test subjects, and the long check: the loss at the held-out
-check's length along each fitted global value of a simulated fit, what long simulations
-say about a parameter that the fit's own short, noisy loss may not resolve.
-
-Measured on ``--model rww``: its own FC made at sigma 0.0022 (4 x 288 s) was fitted with
-sigma kept at its start 0.00283, the loss of 4 x 43.2 s per step showing no curvature along
-it, while 4 x 288 s simulations at the two values differ by 0.16 in FC r and 0.09 in mean FC.
-So the command looks along each value at the held-out length before calling it
-unconstrained.
-
-With G fitted as well, a value such as sigma is looked at along its profile, not a slice:
-G is moved back onto the fit's FC level at each point (one secant step in G from the
-level's slope there). Measured on the same truth (G 0.2213, sigma 0.0022;
-``benchmarks/sigma_level.md``): with G re-found by the command's scan for each sigma (on
-the level, or at the level's peak where the short scan found no crossing), the FC r
-against the truth's FC at 4 x 288 s went only from 0.971 (sigma 0.0012) to 0.967 (sigma
-0.003), set-to-set spread 0.0015, favouring the lowest noise, while a slice at fixed G
-changes the mean FC by far more: a slice would call sigma constrained where the FC, with
-G free, says little about it. With G put on the level by 4 x 288 s runs themselves
-(``benchmarks/sigma_long.md``), the FC r, RMSE and FCD KS there were flat over sigma
-0.0012-0.003 (their spread a third of what one noise key moves): a "flat" profile of sigma
-is then what long simulations say too, not only the fit's short loss."""
+on the training and the test subjects, and the long check (``nd.long_check``): the loss
+at the held-out check's length along each fitted global value of a simulated fit, what
+long simulations say about a parameter that the fit's own short, noisy loss may not
+resolve (why, and what was measured: ``netdyn/_evaluation/long_check.py``)."""
 
 import time
 
-import equinox as eqx
-import jax.numpy as jnp
 import numpy as np
 
 from .._evaluation.heldout import heldout_scores, mean_and_sd
+from .._evaluation.long_check import long_check as check_along
 from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._loss.fc_loss import FcLoss
 from .._persistence import interrupt
 from ._data import FitData
-from ._model import Where, in_option_units, leaf, long_name
+from ._model import MODELS, Where, leaf, long_name
 from ._plan import fcd_samples
 from ._uncertainty import has_interval, heldout_key
-
-# The fitted value times these: -20 % and +25 % (the same step on a log scale).
-FACTORS = (0.8, 1.25)
-# The step in G (relative) that measures the level's slope for re-levelling, and the
-# largest move of G (relative) one re-levelling may make: the band of G where the
-# single-population model's FC lives is a few thousandths wide.
-LEVEL_STEP, LEVEL_MOVE = 0.002, 0.05
-# A change counts when every held-out set agrees on its sign and its mean exceeds this
-# many standard errors (over the sets) of the mean. Each set compares the points with its
-# own noise (common random numbers): near the bifurcation one set's loss differs from
-# another's by far more than the points of one set differ from each other (rww at G
-# 0.221, sigma 0.00283, against an FC made at sigma 0.0022: the two sets' losses 0.39 and
-# 0.12, while sigma x 0.8 lowered the first set's by 0.22).
-RISE_SES = 2.0
 
 
 def at_fit(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
@@ -108,16 +75,13 @@ def heldout_check(args, data: FitData, heldout_fn: FcLoss, fitted, key):
 def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
                heldout_each: list[dict], uncertainty: dict | None = None) -> dict | None:
     """The held-out loss (``heldout_fn``, each held-out set's noise in turn) at
-    ``FACTORS`` times each fitted global value, the others fixed, beside that set's loss
+    0.8 and 1.25 times each fitted global value, the others fixed, beside that set's loss
     at the fit; ``None`` for the analytic engine (deterministic: its Hessian is the whole
     answer), with fewer than 2 held-out sets, or without a fitted global value left
     without an interval by the error bars (``uncertainty``, the command's report of them:
     each value it gave no interval, every value when it gave none or was skipped).
 
-    ``{"factors", "parameters": {name: {"values", "rise", "rise_each", "fc_r",
-    "mean_fc", "verdict"}}, "loss_at_fit", "seconds"}``: ``rise`` the mean over the sets
-    of the loss's change from the fit, ``rise_each`` each set's, ``fc_r`` and ``mean_fc``
-    the means over the sets; ``verdict`` ``_verdict``'s."""
+    ``nd.long_check``'s result, in the units of the options."""
     if args.engine == "linear" or not heldout_fn.stochastic or len(heldout_each) < 2:
         return None  # one set has no spread to judge a change by
     names = [n for n in where.names if n not in where.mapped
@@ -127,80 +91,9 @@ def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
     if not args.quiet:
         print(f"netdyn fit: the loss along {', '.join(names)} at the held-out length "
               f"({len(heldout_each)} set(s)) ...", flush=True)
-    start = time.perf_counter()
-    centres = np.array([e["loss"] for e in heldout_each])
-    level = _mean(heldout_each, "mean_fc")
-
-    def scores(model) -> list[dict]:
-        """The loss and metrics of each held-out set (its own noise) at ``model``."""
-        interrupt.check()
-        result = heldout_scores(heldout_fn, model, key=heldout_key(key),
-                                sets=len(heldout_each), on_set=lambda i, one: interrupt.check())
-        return [one["fit"] for one in result.sets]
-
-    out = {}
-    for name in names:
-        value = leaf(fitted, name)
-        profile = name != "G" and "G" in where.names and "G" not in where.mapped
-        points, Gs = [], []  # points: [factor][set], each set with its own noise
-        for f in FACTORS:
-            moved = eqx.tree_at(lambda m, n=name: leaf(m, n), fitted,
-                                jnp.asarray(value * f, jnp.result_type(value)))
-            row = scores(moved)
-            if profile:
-                moved, row = _relevel(moved, row, level, scores)
-                Gs.append(float(in_option_units(args.model, "coupling.G", leaf(moved, "G"))))
-            points.append(row)
-        rise_each = np.array([[p["loss"] for p in row] for row in points]) - centres
-        full = long_name(name)
-        out[full] = {
-            "values": [float(in_option_units(args.model, full, value * f)) for f in FACTORS],
-            "rise": rise_each.mean(axis=1).tolist(), "rise_each": rise_each.tolist(),
-            "fc_r": [_mean(row, "fc_r") for row in points],
-            "mean_fc": [_mean(row, "mean_fc") for row in points],
-            "verdict": _verdict(rise_each), "G": Gs if profile else None}
-    return {"factors": list(FACTORS), "parameters": out,
-            "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
-
-
-def _relevel(model, row: list[dict], level: float, scores):
-    """``(model, its scores)`` with G moved back onto the mean FC ``level`` (the fit's, at
-    the held-out length): one secant step from the slope of the mean FC over a step of
-    ``LEVEL_STEP`` in G, the move at most ``LEVEL_MOVE`` of G; ``model`` and ``row``
-    unchanged where the slope is zero or not finite."""
-    G = leaf(model, "G")
-    g = float(G)
-
-    def at(x):
-        return eqx.tree_at(lambda m: leaf(m, "G"), model, jnp.asarray(x, jnp.result_type(G)))
-
-    h = LEVEL_STEP * g
-    slope = (_mean(scores(at(g + h)), "mean_fc") - _mean(row, "mean_fc")) / h
-    if not (np.isfinite(slope) and slope != 0):
-        return model, row
-    move = float(np.clip((level - _mean(row, "mean_fc")) / slope, -LEVEL_MOVE * g, LEVEL_MOVE * g))
-    relevelled = at(g + move)
-    return relevelled, scores(relevelled)
-
-
-def _mean(rows: list[dict], key: str) -> float:
-    """The mean of ``key`` over ``rows`` (the held-out sets' metrics)."""
-    return float(np.mean([r[key] for r in rows]))
-
-
-def _verdict(rise_each: np.ndarray) -> str:
-    """From the changes ``[factor, set]``: ``"lower at FACTORx"`` (every set lower there,
-    the mean by more than ``RISE_SES`` standard errors: the long loss's minimum lies
-    beyond the fitted value), ``"minimum"`` (every set higher on both sides, each mean by
-    more than that) or ``"flat"`` (within the noise)."""
-    mean = rise_each.mean(axis=1)
-    se = rise_each.std(axis=1, ddof=1) / np.sqrt(rise_each.shape[1])
-    for i in np.argsort(mean):
-        if np.all(rise_each[i] < 0) and mean[i] < -RISE_SES * se[i]:
-            return f"lower at {FACTORS[i]:g}x"
-    if np.all(rise_each > 0) and np.all(mean > RISE_SES * se):
-        return "minimum"
-    return "flat"
+    return check_along(heldout_fn, fitted, names, heldout_key(key), heldout_each,
+                       relevel="G" in where.names and "G" not in where.mapped,
+                       preset=MODELS[args.model])
 
 
 def long_check_line(check: dict | None) -> str:

@@ -1,0 +1,158 @@
+"""``long_check``: the held-out loss on both sides of each fitted scalar, each held-out
+set with its own noise: what simulations as long as the held-out check say about a
+parameter that a fit's short, noisy loss may not resolve (``netdyn fit``'s long check).
+
+Measured on ``--model rww``: its own FC made at sigma 0.0022 (4 x 288 s) was fitted with
+sigma kept at its start 0.00283, the loss of 4 x 43.2 s per step showing no curvature along
+it, while 4 x 288 s simulations at the two values differ by 0.16 in FC r and 0.09 in mean FC.
+So ``netdyn fit`` looks along each value at the held-out length before calling it
+unconstrained.
+
+With G fitted as well, a value such as sigma is looked at along its profile, not a slice:
+G is moved back onto the fit's FC level at each point (one secant step in G from the
+level's slope there). Measured on the same truth (G 0.2213, sigma 0.0022;
+``benchmarks/sigma_level.md``): with G re-found by the command's scan for each sigma (on
+the level, or at the level's peak where the short scan found no crossing), the FC r
+against the truth's FC at 4 x 288 s went only from 0.971 (sigma 0.0012) to 0.967 (sigma
+0.003), set-to-set spread 0.0015, favouring the lowest noise, while a slice at fixed G
+changes the mean FC by far more: a slice would call sigma constrained where the FC, with
+G free, says little about it. With G put on the level by 4 x 288 s runs themselves
+(``benchmarks/sigma_long.md``), the FC r, RMSE and FCD KS there were flat over sigma
+0.0012-0.003 (their spread a third of what one noise key moves): a "flat" profile of sigma
+is then what long simulations say too, not only the fit's short loss."""
+
+import time
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from .._loss._base import AbstractFcLoss
+from .._network import Network
+from .._persistence import interrupt
+from .._presets.models import Preset
+from .._presets.selection import leaf, long_name
+from .heldout import heldout_scores
+
+# The fitted value times these: -20 % and +25 % (the same step on a log scale).
+FACTORS = (0.8, 1.25)
+# The step in G (relative) that measures the level's slope for re-levelling, and the
+# largest move of G (relative) one re-levelling may make: the band of G where the
+# single-population model's FC lives is a few thousandths wide.
+LEVEL_STEP, LEVEL_MOVE = 0.002, 0.05
+# A change counts when every held-out set agrees on its sign and its mean exceeds this
+# many standard errors (over the sets) of the mean. Each set compares the points with its
+# own noise (common random numbers): near the bifurcation one set's loss differs from
+# another's by far more than the points of one set differ from each other (rww at G
+# 0.221, sigma 0.00283, against an FC made at sigma 0.0022: the two sets' losses 0.39 and
+# 0.12, while sigma x 0.8 lowered the first set's by 0.22).
+RISE_SES = 2.0
+
+
+def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str], key,
+               heldout_each: list[dict], *, relevel: bool = False,
+               preset: Preset | None = None) -> dict:
+    """The held-out loss (``heldout_fn``, each held-out set's noise in turn, the sets of
+    ``nd.heldout_scores(heldout_fn, fitted, key=key, sets=len(heldout_each))``, whose
+    ``heldout_each`` holds each set's metrics at the fit) at ``FACTORS`` (0.8, 1.25)
+    times each scalar parameter ``names`` of the preset network ``fitted`` (as
+    ``nd.presets.select`` names them: ``G``, ``sigma``, a field of the dynamics), the
+    others fixed, beside that set's loss at the fit. With ``relevel`` (G fitted too),
+    a parameter other than G is looked at along its profile: G moved back onto the fit's
+    mean FC at each point (one secant step). Values in ``preset``'s units (``None``: the
+    network's). Each set compares the points with its own noise (common random numbers).
+
+    **Returns** ``{"factors", "parameters": {name: {"values", "rise", "rise_each",
+    "fc_r", "mean_fc", "verdict", "G"}}, "loss_at_fit", "seconds"}``, named as the
+    fitted leaves are (``coupling.G``): ``rise`` the mean over the sets of the loss's
+    change from the fit, ``rise_each`` each set's, ``fc_r`` and ``mean_fc`` the means
+    over the sets, ``G`` the re-levelled G at each point (``None`` without); ``verdict``
+    ``"lower at FACTORx"`` (every set lower there, the mean by more than ``RISE_SES``
+    standard errors: the long loss's minimum lies beyond the fitted value),
+    ``"minimum"`` (every set higher on both sides, each mean by as much) or ``"flat"``.
+    Ctrl-C is acted on between simulations (``nd.defer_interrupts``).
+    """
+    if len(heldout_each) < 2:
+        raise ValueError("long_check: needs 2 or more held-out sets (a spread to judge a "
+                         f"change by), got {len(heldout_each)}.")
+
+    def units(name: str, x):
+        return x if preset is None else preset.in_preset_units(name, x)
+
+    start = time.perf_counter()
+    centres = np.array([e["loss"] for e in heldout_each])
+    level = _mean(heldout_each, "mean_fc")
+
+    def scores(model) -> list[dict]:
+        """The loss and metrics of each held-out set (its own noise) at ``model``."""
+        interrupt.check()
+        result = heldout_scores(heldout_fn, model, key=key,
+                                sets=len(heldout_each), on_set=lambda i, one: interrupt.check())
+        return [one["fit"] for one in result.sets]
+
+    out = {}
+    for name in names:
+        value = leaf(fitted, name)
+        profile = relevel and name != "G"
+        points, Gs = [], []  # points: [factor][set], each set with its own noise
+        for f in FACTORS:
+            moved = eqx.tree_at(lambda m, n=name: leaf(m, n), fitted,
+                                jnp.asarray(value * f, jnp.result_type(value)))
+            row = scores(moved)
+            if profile:
+                moved, row = _relevel(moved, row, level, scores)
+                Gs.append(float(units("coupling.G", leaf(moved, "G"))))
+            points.append(row)
+        rise_each = np.array([[p["loss"] for p in row] for row in points]) - centres
+        full = long_name(name)
+        out[full] = {
+            "values": [float(units(full, value * f)) for f in FACTORS],
+            "rise": rise_each.mean(axis=1).tolist(), "rise_each": rise_each.tolist(),
+            "fc_r": [_mean(row, "fc_r") for row in points],
+            "mean_fc": [_mean(row, "mean_fc") for row in points],
+            "verdict": _verdict(rise_each), "G": Gs if profile else None}
+    return {"factors": list(FACTORS), "parameters": out,
+            "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
+
+
+
+
+def _relevel(model, row: list[dict], level: float, scores):
+    """``(model, its scores)`` with G moved back onto the mean FC ``level`` (the fit's, at
+    the held-out length): one secant step from the slope of the mean FC over a step of
+    ``LEVEL_STEP`` in G, the move at most ``LEVEL_MOVE`` of G; ``model`` and ``row``
+    unchanged where the slope is zero or not finite."""
+    G = leaf(model, "G")
+    g = float(G)
+
+    def at(x):
+        return eqx.tree_at(lambda m: leaf(m, "G"), model, jnp.asarray(x, jnp.result_type(G)))
+
+    h = LEVEL_STEP * g
+    slope = (_mean(scores(at(g + h)), "mean_fc") - _mean(row, "mean_fc")) / h
+    if not (np.isfinite(slope) and slope != 0):
+        return model, row
+    move = float(np.clip((level - _mean(row, "mean_fc")) / slope, -LEVEL_MOVE * g, LEVEL_MOVE * g))
+    relevelled = at(g + move)
+    return relevelled, scores(relevelled)
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    """The mean of ``key`` over ``rows`` (the held-out sets' metrics)."""
+    return float(np.mean([r[key] for r in rows]))
+
+
+def _verdict(rise_each: np.ndarray) -> str:
+    """From the changes ``[factor, set]``: ``"lower at FACTORx"`` (every set lower there,
+    the mean by more than ``RISE_SES`` standard errors: the long loss's minimum lies
+    beyond the fitted value), ``"minimum"`` (every set higher on both sides, each mean by
+    more than that) or ``"flat"`` (within the noise)."""
+    mean = rise_each.mean(axis=1)
+    se = rise_each.std(axis=1, ddof=1) / np.sqrt(rise_each.shape[1])
+    for i in np.argsort(mean):
+        if np.all(rise_each[i] < 0) and mean[i] < -RISE_SES * se[i]:
+            return f"lower at {FACTORS[i]:g}x"
+    if np.all(rise_each > 0) and np.all(mean > RISE_SES * se):
+        return "minimum"
+    return "flat"
