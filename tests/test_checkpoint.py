@@ -18,6 +18,7 @@ import optax
 import pytest
 
 import netdyn as nd
+from netdyn._persistence.atomic import all_or_none, write_text_atomic
 
 
 class Toy(eqx.Module):
@@ -253,3 +254,15 @@ def test_parameter_made_nan_by_the_update_stops_keeping_the_last_good(tmp_path):
     assert np.all(np.isfinite(e.value.history.loss))
     assert e.value.history.skipped.tolist() == [False, False, True]
     assert nd.saved_steps(path)[0] == 2
+
+
+def test_all_or_none_removes_the_group_written_so_far(tmp_path):
+    (tmp_path / "other.txt").write_text("kept")
+    with pytest.raises(OSError, match="disk full"):
+        with all_or_none(tmp_path, ("a.txt", "b.txt")):
+            write_text_atomic(tmp_path / "a.txt", "written")
+            raise OSError("disk full")  # before b.txt
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
+    with all_or_none(tmp_path, ("a.txt",)):
+        write_text_atomic(tmp_path / "a.txt", "written")
+    assert (tmp_path / "a.txt").read_text() == "written"

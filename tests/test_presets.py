@@ -129,6 +129,7 @@ def test_models_table_builds_the_presets_with_their_defaults_and_units():
         net = preset.network(w, lengths)
         assert all(hasattr(net.dynamics, p) for p in preset.bounds), name
         assert preset.crossing in ("rising", "falling")
+    assert [n for n, p in nd.presets.MODELS.items() if p.analytic] == ["rww-ei-fic"]
     monitor = nd.presets.MODELS["rww-ei-fic"].signal(720.0, 0.0)
     assert isinstance(monitor, nd.Bold) and monitor.period == 720.0
 

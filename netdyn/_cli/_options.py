@@ -24,11 +24,8 @@ DEFAULT_BISECT = 8
 DEFAULT_STEPS = 12
 DEFAULT_LR = 0.01
 
-# The models whose FC the analytic engine describes, measured against long simulations
-# (FC r 0.955-0.982 at G 0.45-0.51 for rww-ei-fic). The single-population rww is bistable
-# where its fit lives (FC r 0.40-0.95 against simulation) and hopf's cubic term sets its
-# fluctuations at the default noise: the linear picture does not hold for them.
-LINEAR_MODELS = ("rww-ei-fic",)
+# The models whose FC the analytic engine describes (``Preset.analytic``).
+LINEAR_MODELS = tuple(name for name, model in MODELS.items() if model.analytic)
 
 # What --quick changes (only where the option is not given): a smoke run of the whole
 # command, with a coarser scan, a short held-out check, no gradient check, no error bars.

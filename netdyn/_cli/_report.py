@@ -7,7 +7,6 @@ summary, ``params.json`` and ``history.csv`` sees one numbering and the units of
 and ``--sigma``.
 """
 
-import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
-from .._persistence.atomic import write_atomic, write_figure, write_matrix
+from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
 from .._plot.fit_figure import fit_figure
 from ._evaluation import long_check_caution, long_check_line
@@ -80,23 +79,10 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     }
 
 
-@contextlib.contextmanager
-def _whole(out: Path, names):
-    """Files ``names`` of ``out`` written whole or not at all: if the block fails (a full
-    disk), those of them already written are removed, so that no folder holds part of a
-    result beside the checkpoint (from which ``--resume`` writes them again)."""
-    try:
-        yield
-    except BaseException:
-        for name in names:
-            (out / name).unlink(missing_ok=True)
-        raise
-
-
 def write_history(out: Path, history: FitHistory) -> None:
     """``history.csv`` and ``history.json`` (``FitHistory`` writes both atomically, with
     the same helper as ``_persistence/atomic.py``), both or neither."""
-    with _whole(out, ("history.csv", "history.json")):
+    with all_or_none(out, ("history.csv", "history.json")):
         history.to_csv(out / "history.csv")
         history.to_json(out / "history.json")
 
@@ -108,7 +94,7 @@ def write_results(args, out: Path, result: dict, history: FitHistory, empirical,
     ``None``); ``fitted``: the fitted network (``model.eqx``, its leaves). All of them or
     none: on a failure (a full disk) the result files are removed, ``params.json``
     (written last) included, and the checkpoint stays."""
-    with _whole(out, RESULT_FILES):
+    with all_or_none(out, RESULT_FILES):
         write_atomic(out / MODEL, lambda f: eqx.tree_serialise_leaves(f, fitted))
         write_history(out, history)
         write_matrix(out / "fc_simulated.csv", simulated)

@@ -6,9 +6,10 @@ exception, ``KeyboardInterrupt``); one left by a process killed mid-write (``SIG
 power loss) is removed by the next write of the same file.
 """
 
+import contextlib
 import glob
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -104,3 +105,17 @@ def write_matrix(path: str | os.PathLike, matrix: np.ndarray) -> None:
 def write_figure(path: str | os.PathLike, figure, dpi: int = 100) -> None:
     """A matplotlib ``Figure`` as PNG."""
     write_atomic(path, lambda f: figure.savefig(f, format="png", dpi=dpi))
+
+
+@contextlib.contextmanager
+def all_or_none(folder: Path, names: Iterable[str]):
+    """Files ``names`` of ``folder`` written whole or not at all: if the block fails (a
+    full disk, Ctrl-C), those of them already written are removed, so that no folder
+    holds part of a result (each file is written atomically by itself; this makes a
+    group of them so)."""
+    try:
+        yield
+    except BaseException:
+        for name in names:
+            (Path(folder) / name).unlink(missing_ok=True)
+        raise
