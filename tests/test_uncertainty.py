@@ -188,3 +188,27 @@ def test_a_saddle_is_not_a_minimum():
     out = nd.uncertainty(loss, Pair(jnp.asarray(1.0), jnp.asarray(0.0)), _pair, key=keys[0],
                          noise_keys=keys[1:])
     assert not out.valid and "not at a minimum" in out.note and np.all(np.isnan(out.sd))
+
+
+def test_uncertainty_in_units_divides_each_coordinate_by_its_factor():
+    u = nd.Uncertainty(
+        names=("coupling.G", "dynamics.a[1]"), values=np.array([2e-3, -4e-3]), level=0.95,
+        noise_sd=np.array([1e-4, np.nan]), data_sd=None, sd=np.array([1e-4, np.nan]),
+        lower=np.array([1.8e-3, np.nan]), upper=np.array([2.2e-3, np.nan]),
+        dof=np.array([3.0, 3.0]), hessian_eigenvalues=np.array([2.0, 1.0]), sloppy=(),
+        constrained=np.array([True, False]), valid=True, note="", hessian=np.eye(2))
+    hopf = nd.presets.MODELS["hopf"]  # G and a per second: 1e-3 per ms
+    d = u.in_units(hopf.factor).as_dict()
+    np.testing.assert_allclose(d["values"], [2.0, -4.0], rtol=1e-14)
+    np.testing.assert_allclose(d["lower"][0], 1.8, rtol=1e-14)
+    assert d["upper"][1] is None and d["data_sd"] is None and d["noise_sd"][0] == pytest.approx(0.1)
+    np.testing.assert_array_equal(d["hessian"], np.eye(2))
+
+
+def test_profile_rise_ratio_against_the_quadratic_model():
+    p = nd.Profile(values=np.array([0.0, 1.0, 2.0]), loss=np.array([1.3, 1.0, 1.5]),
+                   others=[(), (), ()], names=("G",), quadratic=np.array([1.2, 1.0, 1.2]))
+    # (1.3 - 1) / (1.2 - 1) and (1.5 - 1) / (1.2 - 1); 0 / 0 at the fit.
+    ratio = p.rise_ratio(1)
+    np.testing.assert_allclose(ratio[[0, 2]], [1.5, 2.5], rtol=1e-12)
+    assert np.isnan(ratio[1])

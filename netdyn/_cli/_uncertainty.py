@@ -11,7 +11,7 @@ from .._inference.profile import local_profile
 from .._inference.uncertainty import uncertainty
 from .._loss._base import AbstractFcLoss
 from ._data import FitData
-from ._model import factor, in_option_units
+from ._model import MODELS, factor
 
 HELDOUT_STREAM = 2**31 - 1  # the held-out noise: a stream of the seed no fit step uses
 UNCERTAINTY_STREAM = 2**31 - 2  # the noise keys of the parameters' error bars
@@ -47,11 +47,7 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
     start = time.perf_counter()
     u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys or None,
                     leave_one_out=leave, bounds=bounds)
-    out = u.as_dict()
-    for k in ("values", "noise_sd", "data_sd", "sd", "lower", "upper"):
-        if out[k] is not None:
-            out[k] = [None if x is None else in_option_units(args.model, name, x)
-                      for x, name in zip(out[k], u.names)]
+    out = u.in_units(MODELS[args.model].factor).as_dict()
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
                runs_left_out=None if leave is None else list(data.train_subjects),
                unresolved=_unresolved(args, loss_fn))
@@ -101,11 +97,7 @@ def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, hessia
     unit = factor(args.model, "coupling.G")
     prof = local_profile(loss_fn, fitted, where, "coupling.G", [v * unit for v in values],
                          hessian, key=key, bounds=bounds)
-    # The loss's rise from the fit over the quadratic model's, at each point but the fit:
-    # 1 where the model the interval rests on holds.
-    base = prof.quadratic[PROFILE_STEPS.index(0.0)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = (prof.loss - base) / (prof.quadratic - base)
+    ratio = prof.rise_ratio(PROFILE_STEPS.index(0.0))  # 1 where the quadratic model holds
     return {"G": values, "loss": prof.loss.tolist(),
             "quadratic": prof.quadratic.tolist(), "steps": list(PROFILE_STEPS),
             "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)

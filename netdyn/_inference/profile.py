@@ -34,6 +34,16 @@ class Profile(NamedTuple):
     names: tuple[str, ...]
     quadratic: np.ndarray | None = None
 
+    def rise_ratio(self, at: int) -> np.ndarray:
+        r"""``local_profile``'s check of the quadratic model, at each value: the loss's
+        rise from the fit (the value ``values[at]``) over the model's,
+        $(\mathrm{PL}(a_k) - q(\hat a)) / (q(a_k) - q(\hat a))$ with $q$ ``quadratic``:
+        1 where the model the intervals of ``nd.uncertainty`` rest on holds; NaN at the
+        fit itself (0 / 0) and where the model is flat."""
+        base = self.quadratic[at]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (self.loss - base) / (self.quadratic - base)
+
 
 def profile(
     loss_fn: Callable[[Any, Any], Any],

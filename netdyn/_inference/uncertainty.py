@@ -62,6 +62,15 @@ class Uncertainty(NamedTuple):
     note: str
     hessian: np.ndarray
 
+    def in_units(self, factor: Callable[[str], float]) -> "Uncertainty":
+        """The same estimates with each coordinate's values, spreads and interval divided
+        by ``factor(name)`` (a leaf's value = the value in those units times the factor,
+        as ``nd.presets.Preset.factor``); the Hessian stays in the fit's coordinates."""
+        f = np.array([factor(name) for name in self.names], dtype=float)
+        return self._replace(**{k: None if getattr(self, k) is None else getattr(self, k) / f
+                                for k in ("values", "noise_sd", "data_sd", "sd", "lower",
+                                          "upper")})
+
     def as_dict(self) -> dict:
         """Plain lists and numbers, for JSON (NaN as ``None``)."""
 
