@@ -520,3 +520,16 @@ def test_read_matrix_reads_npy_and_text(tmp_path):
     np.save(tmp_path / "bad.npy", np.array([[1j]]))
     with pytest.raises(ValueError, match="must be real"):
         datasets.read_matrix(tmp_path / "bad.npy")
+
+
+def test_from_spec_opens_an_embedded_dataset_a_npz_or_a_tvb_zip(tmp_path):
+    hcp = datasets.load("hcp")
+    np.testing.assert_array_equal(datasets.from_spec("hcp").weights, hcp.weights)
+    np.savez(tmp_path / "c.npz", weights=hcp.weights, lengths=hcp.lengths)
+    np.testing.assert_array_equal(datasets.from_spec(str(tmp_path / "c.npz")).lengths,
+                                  hcp.lengths)
+    datasets.write_tvb_zip(hcp, tmp_path / "c.zip")
+    np.testing.assert_allclose(datasets.from_spec(str(tmp_path / "c.zip")).weights,
+                               hcp.weights, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"^'nowhere': not an embedded dataset \(hcp\)"):
+        datasets.from_spec("nowhere")

@@ -132,15 +132,8 @@ def _connectome(args) -> datasets.Dataset:
             raise ValueError("--weights needs --lengths (tract lengths in mm).")
         data = _read("--weights/--lengths:", args.weights,
                      lambda w: datasets.read_connectome_csv(w, args.lengths), args.lengths)
-    elif args.dataset in datasets.available():
-        data = datasets.load(args.dataset)
-    elif args.dataset.endswith(".npz"):
-        data = _read("--dataset", args.dataset, datasets.read_npz)
-    elif args.dataset.endswith(".zip"):
-        data = _read("--dataset", args.dataset, datasets.read_tvb_zip)
     else:
-        raise ValueError(f"--dataset {args.dataset!r}: not an embedded dataset "
-                         f"({', '.join(datasets.available())}), a .npz or a TVB .zip file.")
+        data = _read("--dataset", args.dataset, datasets.from_spec)
     if data.lengths is None:
         raise ValueError(f"--dataset {data.name!r} has no tract lengths (needed for delays).")
     return data

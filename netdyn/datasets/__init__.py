@@ -16,7 +16,7 @@ Provenance, licences and processing of the embedded data: `NOTICE.md` in this fo
 
 from ._bold import BoldRuns as BoldRuns, read_bold as read_bold
 from ._dataset import Dataset as Dataset
-from ._load import available as available, load as load
+from ._load import available as available, from_spec as from_spec, load as load
 from ._normalise import normalise as normalise
 from ._npy_runs import read_matrix as read_matrix
 from ._projection import read_projection_matrix as read_projection_matrix

@@ -6,6 +6,7 @@ from importlib.resources.abc import Traversable
 import numpy as np
 
 from ._dataset import Dataset
+from ._readers import read_npz, read_tvb_zip
 
 _DATA = "data"
 
@@ -89,3 +90,21 @@ def load(name: str) -> Dataset:
             tr=float(z["tr"]) if "tr" in z.files else None,
             citation=str(z["citation"]),
         )
+
+
+def from_spec(spec: str) -> Dataset:
+    """The dataset that ``spec`` names, as ``netdyn fit --dataset`` takes it: an embedded
+    one (``available()``, ``load``), a ``.npz`` file (``read_npz``) or a TVB connectivity
+    ``.zip`` (``read_tvb_zip``).
+
+    **Raises** ``ValueError``: the readers' (naming the file), or one that starts with
+    ``repr(spec)`` for anything else.
+    """
+    if spec in available():
+        return load(spec)
+    if spec.endswith(".npz"):
+        return read_npz(spec)
+    if spec.endswith(".zip"):
+        return read_tvb_zip(spec)
+    raise ValueError(f"{spec!r}: not an embedded dataset ({', '.join(available())}), a "
+                     ".npz or a TVB .zip file.")
