@@ -58,7 +58,7 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
 def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
     """What a flat or negative curvature of the fit's loss along a parameter means, in
     words. A simulated loss's curvature is that of a few short noisy simulations: near the
-    bifurcation it can miss what long ones show (measured on rww: ``_evaluation``'s text,
+    bifurcation it can miss what long ones show (measured on rww: ``nd.long_check``'s text,
     the long check). So only the analytic loss's flatness is said to be the data's."""
     if not loss_fn.stochastic:
         return "not constrained by the analytic FC"
