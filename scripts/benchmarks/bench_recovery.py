@@ -11,7 +11,8 @@ it holds the truth), what the
 command says of a value without one (the long check's verdict), the held-out FC r
 against the truth's FC beside the ceiling, and the time.
 
-    python scripts/benchmarks/bench_recovery.py                  # about an hour, 2 cores
+    python scripts/benchmarks/bench_recovery.py                  # hours: a simulated fit
+                                                                 # (rww, hopf) is ~30 min
     python scripts/benchmarks/bench_recovery.py --only rww-1     # one truth
     python scripts/benchmarks/bench_recovery.py --smoke          # tiny runs, minutes
     python scripts/benchmarks/bench_recovery.py --work DIR       # continue a run stopped in DIR
