@@ -71,17 +71,34 @@ def _r(a, b) -> float:
     return float(np.corrcoef(a[iu], b[iu])[0, 1])
 
 
-def _one(name: str, smoke: bool, work: Path) -> dict:
+def _truth(name: str, smoke: bool, work: Path) -> dict:
+    """The truth's runs (key 1) saved as ``work/NAME.npy``, and its FC's figures: mean FC
+    at keys 1 and 2, and the ceiling (their FC r); read back from ``work/NAME.truth.json``
+    when an earlier run of this script (``--work``) computed them."""
+    cached = work / f"{name}.truth.json"
+    if cached.is_file() and (work / f"{name}.npy").is_file():
+        return H.loads(cached.read_text())
     model, values = TRUTHS[name]
     duration, realisations = (14_400.0, 2) if smoke else (288_000.0, 4)
     runs = _truth_runs(model, values, duration, realisations, 1)
     fc, again = nd.runs_fc(runs), nd.runs_fc(_truth_runs(model, values, duration,
                                                           realisations, 2))
     fc, again = np.asarray(fc), np.asarray(again)
+    np.save(work / f"{name}.npy", runs)
+    iu = np.triu_indices(fc.shape[0], k=1)
+    figures = {"ceiling": _r(fc, again), "truth_mean_fc": float(fc[iu].mean()),
+               "again_mean_fc": float(again[iu].mean())}
+    cached.write_text(H.dumps(figures) + "\n")
+    return figures
+
+
+def _one(name: str, smoke: bool, work: Path) -> dict:
+    model, values = TRUTHS[name]
+    realisations = 2 if smoke else 4
+    truth = _truth(name, smoke, work)
     # The truth's runs as the command's subjects, all of them fitted: the target is their
     # mean FC, and the error bars leave each run out (the truth data's own sampling spread).
     path = work / f"{name}.npy"
-    np.save(path, runs)
     subjects = ",".join(str(i + 1) for i in range(realisations))
     argv = ["fit", "--model", model, "--bold", str(path), "--train-subjects", subjects,
             "--seed", "7",
@@ -89,10 +106,8 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
     run = _finished(work / name) or H.fit_here(argv)
     if run["status"] != 0:
         return {"truth": values, "model": model, "error": run["summary"]}
-    iu = np.triu_indices(80, k=1)
     record = {"truth": values, "model": model, "report": run["report"],
-              "seconds": run["seconds"], "ceiling": _r(fc, again),
-              "truth_mean_fc": float(fc[iu].mean()), "again_mean_fc": float(again[iu].mean()),
+              "seconds": run["seconds"], **truth,
               "command": "netdyn " + " ".join(argv[:argv.index("--out")])}
     (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
     return record
