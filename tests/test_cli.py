@@ -633,6 +633,31 @@ def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finishe
             "no interval)") in line
 
 
+def test_a_value_flat_at_the_held_out_length_too_is_said_to_be_unconstrained():
+    # The fit's short loss left sigma without an interval; the long check decides what the
+    # summary says of it: flat there too -> both agree; a minimum there -> only unresolved.
+    from netdyn._cli._uncertainty import uncertainty_line
+
+    u = {"valid": True, "level": 0.95, "noise_keys": 4, "runs_left_out": None, "seconds": 3,
+         "names": ["coupling.G", "noise.sigma"], "values": [0.2216, 0.00283],
+         "lower": [0.2209, None], "upper": [0.2223, None], "constrained": [True, False],
+         "sloppy": [], "profile": None,
+         "unresolved": "not resolved by the fit's loss (4 x 43.2 s per evaluation)"}
+
+    def line(verdict):
+        check = None if verdict is None else {"parameters": {"noise.sigma": {
+            "verdict": verdict}}}
+        return uncertainty_line(u, [], check)
+
+    assert ("noise.sigma 0.00283 (not constrained by the FC here: flat along it at the "
+            "fit's length and at the held-out length (the long check below): no interval)"
+            ) in line("flat")
+    for verdict in (None, "minimum", "lower at 0.8x"):
+        assert ("noise.sigma 0.00283 (not resolved by the fit's loss (4 x 43.2 s per "
+                "evaluation): no interval)") in line(verdict), verdict
+    assert "coupling.G 0.2216 [0.2209, 0.2223]" in line("flat")
+
+
 def test_summary_of_a_folder_without_a_finished_fit(tmp_path, capsys):
     (tmp_path / "params.json").write_text("{}")
     err = _fail(["summary", str(tmp_path)], capsys)

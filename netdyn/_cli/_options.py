@@ -98,7 +98,7 @@ simulated:
   each point), each held-out set with its own noise: "lower" on a side where
   every set is lower and the mean change exceeds two standard errors (a caution: the
   fit missed the minimum), "a minimum" where every set rises on both sides by as much,
-  else flat within the noise.
+  else flat within the noise (then the value is reported as not constrained by the FC).
 
 Time on 2 CPU cores (float64), an otherwise idle machine (load average 1.0): 148 s
 for the whole command (the scan, the gradient check and the fit 30 s; the held-out

@@ -265,7 +265,8 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
             f"{result['empirical_mean_fc']:.3f}), {100 * heldout['saturation']:.1f} % of pairs "
             "> 0.9.\n"
             + _runs_line(result.get("runs"), result.get("runs_sd"))
-            + uncertainty_line(result.get("uncertainty"), maps["names"])
+            + uncertainty_line(result.get("uncertainty"), maps["names"],
+                               result.get("long_check"))
             + long_check_line(result.get("long_check"))
             + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
             + f"netdyn fit: wrote {out}/params.json, "

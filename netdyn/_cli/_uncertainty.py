@@ -125,9 +125,22 @@ def _label(name: str, map_names: list[str]) -> str:
     return name
 
 
-def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
+# What the summary says of a value without an interval whose long check is flat too: the
+# fit's short loss and simulations as long as the held-out check agree (measured on rww's
+# sigma along the level: benchmarks/sigma_long.md, recovery.md).
+AGREED_FLAT = ("not constrained by the FC here: flat along it at the fit's length and at "
+               "the held-out length (the long check below)")
+
+
+def uncertainty_line(u: dict | None, map_names: list[str] = (),
+                     long_check: dict | None = None) -> str:
     """The summary's line of intervals (or why there are none); a map's coefficient whose
-    interval holds 0 is said to be so (the data do not tell it from a flat map)."""
+    interval holds 0 is said to be so (the data do not tell it from a flat map). A value
+    without an interval is "not resolved by the fit's loss" (``u["unresolved"]``) unless
+    ``long_check`` (the report's) found it flat at the held-out length too: then both
+    agree that the FC does not constrain it (``AGREED_FLAT``)."""
+    flat = {n for n, p in ((long_check or {}).get("parameters") or {}).items()
+            if p.get("verdict") == "flat"}
     if u is None:
         return ""
     if "skipped" in u:
@@ -140,9 +153,9 @@ def uncertainty_line(u: dict | None, map_names: list[str] = ()) -> str:
         label = _label(name, list(map_names))
         zero = " (holds 0: no evidence for the map)" if (
             ok and label != name and lo <= 0 <= hi) else ""
+        why = AGREED_FLAT if name in flat else u.get("unresolved", "not constrained")
         parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
-                     f"{label} {v:.4g} ({u.get('unresolved', 'not constrained')}: no "
-                     "interval)")
+                     f"{label} {v:.4g} ({why}: no interval)")
     sources = [f"noise over {u['noise_keys']} keys"] if u["noise_keys"] else []
     if u["runs_left_out"]:
         sources.append(f"leaving out each of the {len(u['runs_left_out'])} training subjects")
