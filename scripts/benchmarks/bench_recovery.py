@@ -142,10 +142,12 @@ def measure(args) -> dict:
     for path in args.merge or []:  # earlier runs' truths, each with its command and machine
         old = H.loads(Path(path).read_text())
         kept = {n: r for n, r in old["truths"].items() if n not in out}
+        if not kept:
+            continue
         m["truths"] = {**kept, **m["truths"]}
         m["earlier"] += [*old.get("earlier", []),
                          {k: old.get(k) for k in ("argv", "machine", "end_load", "max_load")}
-                         | {"names": sorted(old["truths"])}]
+                         | {"names": sorted(kept)}]
     return m
 
 
