@@ -18,6 +18,7 @@ against the truth's FC beside the ceiling, and the time.
     python scripts/benchmarks/bench_recovery.py --work DIR       # continue a run stopped in DIR
 """
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -108,7 +109,8 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
         return {"truth": values, "model": model, "error": run["summary"]}
     record = {"truth": values, "model": model, "report": run["report"],
               "seconds": run["seconds"], **truth,
-              "command": "netdyn " + " ".join(argv[:argv.index("--out")])}
+              "command": H.without_temporary_paths(
+                  "netdyn " + " ".join(argv[:argv.index("--out")]))}
     (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
     return record
 
@@ -138,10 +140,16 @@ def measure(args) -> dict:
         print(f"=== {name}: {TRUTHS[name]}", flush=True)
         out[name] = _one(name, args.smoke, work)
     duration, realisations = (14_400.0, 2) if args.smoke else (288_000.0, 4)
-    m = {"truths": out, "duration": duration, "realisations": realisations, "earlier": []}
+    # The options measured with, without where the files went (H.main keeps this argv).
+    argv = sys.argv[1:]
+    if "--work" in argv:
+        argv = argv[:argv.index("--work")] + argv[argv.index("--work") + 2:]
+    m = {"truths": out, "duration": duration, "realisations": realisations, "earlier": [],
+         "argv": argv}
     for path in args.merge or []:  # earlier runs' truths, each with its command and machine
         old = H.loads(Path(path).read_text())
-        kept = {n: r for n, r in old["truths"].items() if n not in out}
+        kept = {n: {**r, "command": H.without_temporary_paths(r.get("command", ""))}
+                for n, r in old["truths"].items() if n not in out}
         if not kept:
             continue
         m["truths"] = {**kept, **m["truths"]}
@@ -209,7 +217,7 @@ def render(m: dict) -> str:
         "held-out FC r is the command's own "
         "(new noise, mean ± sd over its held-out sets, against the truth's FC); the ceiling "
         "is the truth model's own FC r between two noise keys, the best a recovery can reach.",
-        "", f"Command: `python scripts/benchmarks/bench_recovery.py {' '.join(H.shown_argv(m))}`",
+        "", f"Command: `python scripts/benchmarks/bench_recovery.py {_shown(m)}`",
         "", *H.table(["truth", "model", "values", "its mean FC (key 1 / 2)", "G recovered",
                       "sigma recovered",
                       "held-out FC r", "ceiling", "difference", "seconds"], rows),
@@ -244,13 +252,23 @@ def _by_model(truths: dict) -> list[str]:
     return ["", *lines] if lines else []
 
 
+def _shown(m: dict) -> str:
+    """The command's options as the report shows them: without ``--out`` and ``--work``
+    (where files went, not what was measured)."""
+    argv = H.shown_argv(m)
+    if "--work" in argv:
+        i = argv.index("--work")
+        argv = argv[:i] + argv[i + 2:]
+    return " ".join(argv)
+
+
 def _earlier(runs: list[dict]) -> list[str]:
     """The commands and machines of the earlier runs whose truths the report keeps."""
     out = []
     for run in runs:
         out += ["", f"### Earlier run kept: {', '.join(run['names'])}", "",
-                f"Command: `python scripts/benchmarks/bench_recovery.py "
-                f"{' '.join(H.shown_argv(run))}`", "", *H.machine(run)[3:]]
+                f"Command: `python scripts/benchmarks/bench_recovery.py {_shown(run)}`", "",
+                *H.machine(run)[3:]]
     return out
 
 
