@@ -18,8 +18,10 @@ against the truth's FC beside the ceiling, and the time.
     python scripts/benchmarks/bench_recovery.py --work DIR       # continue a run stopped in DIR
 """
 
+import datetime
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import _common  # noqa: F401 (first: this checkout's netdyn)
@@ -109,6 +111,7 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
         return {"truth": values, "model": model, "error": run["summary"]}
     record = {"truth": values, "model": model, "report": run["report"],
               "seconds": run["seconds"], **truth,
+              "finished": run.get("finished") or _utc(time.time()),
               "command": H.without_temporary_paths(
                   "netdyn " + " ".join(argv[:argv.index("--out")]))}
     (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
@@ -127,7 +130,12 @@ def _finished(out: Path) -> dict | None:
     took = (float(seconds.read_text()) if seconds.is_file() else
             params.stat().st_mtime - (out / "settings.json").stat().st_mtime)
     report = H.loads(H.without_temporary_paths(params.read_text()))
-    return {"status": 0, "seconds": took, "report": report, "summary": []}
+    return {"status": 0, "seconds": took, "report": report, "summary": [],
+            "finished": _utc(params.stat().st_mtime)}
+
+
+def _utc(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def measure(args) -> dict:
@@ -223,6 +231,10 @@ def render(m: dict) -> str:
                       "held-out FC r", "ceiling", "difference", "seconds"], rows),
         "", f"Recovered (interval holds the truth, or within 15 % without one and moved "
         f"from its start): {held} of {counted} fitted values.", *_by_model(m["truths"]), "",
+        "Each fit finished (its command's end): " + ", ".join(
+            f"{n} {r['finished']}" for n, r in m["truths"].items() if r.get("finished"))
+        + " (those read back with `--work` ran on this machine before this report was "
+        "written)." if any(r.get("finished") for r in m["truths"].values()) else "", "",
         *H.machine(m), *_earlier(m.get("earlier") or []), ""]
     return "\n".join(lines)
 
