@@ -105,6 +105,7 @@ from ._monitor.hrf_bold import HrfBold as HrfBold
 from ._monitor.lead_field import LeadField as LeadField
 from ._monitor.raw import Raw as Raw
 from ._monitor.temporal_average import TemporalAverage as TemporalAverage
+from ._monitor.whole_periods import whole_periods as whole_periods
 from ._network import Network as Network
 from ._noise._base import AbstractNoise as AbstractNoise
 from ._noise.additive import AdditiveNoise as AdditiveNoise
@@ -175,7 +176,6 @@ from ._search.scan_start import StartScan as StartScan, scan_start as scan_start
 from ._search.sweep import sweep as sweep
 from ._simulate.choose_remat import choose_remat as choose_remat
 from ._simulate.simulate import simulate as simulate
-from ._simulate.whole_periods import whole_periods as whole_periods
 from ._solution import SimulationState as SimulationState, Solution as Solution
 from ._solver._base import AbstractSolver as AbstractSolver
 from ._solver._runge_kutta import (

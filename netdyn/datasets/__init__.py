@@ -16,8 +16,8 @@ Provenance, licences and processing of the embedded data: `NOTICE.md` in this fo
 
 from ._bold import BoldRuns as BoldRuns, read_bold as read_bold
 from ._dataset import Dataset as Dataset
+from ._derived import normalise as normalise, parse_subjects as parse_subjects, subset as subset
 from ._load import available as available, from_spec as from_spec, load as load
-from ._normalise import normalise as normalise
 from ._npy_runs import read_matrix as read_matrix
 from ._projection import read_projection_matrix as read_projection_matrix
 from ._readers import (
@@ -26,6 +26,5 @@ from ._readers import (
     read_npz as read_npz,
     read_tvb_zip as read_tvb_zip,
 )
-from ._subset import parse_subjects as parse_subjects, subset as subset
 from ._tsv import read_tsv_connectome as read_tsv_connectome
 from ._tvb_writer import write_tvb_zip as write_tvb_zip

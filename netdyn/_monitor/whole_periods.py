@@ -1,4 +1,5 @@
-"""Durations of whole monitor periods."""
+"""Durations of whole monitor periods: what ``simulate`` accepts as ``t1 - t0`` for a
+monitor (``nd.whole_periods``)."""
 
 import math
 from typing import Literal
@@ -58,9 +59,3 @@ def whole_periods(
              "up": math.ceil(ratio)}[rounding]
     return max(1, n) * period
 
-
-def neighbours(duration: float, period: float) -> tuple[float | None, float]:
-    """The whole-period durations just below (``None`` when there is none: a duration
-    shorter than one period) and just above ``duration``, which is not one."""
-    below = math.floor(duration / period) * period
-    return (below if below > 0 else None), whole_periods(duration, period, rounding="up")
