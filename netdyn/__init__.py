@@ -45,7 +45,11 @@ from ._evaluation.heldout import (
     HeldoutScores as HeldoutScores,
     heldout_scores as heldout_scores,
 )
-from ._evaluation.long_check import long_check as long_check
+from ._evaluation.long_check import (
+    long_check as long_check,
+    long_check_caution as long_check_caution,
+    long_check_text as long_check_text,
+)
 from ._fit.backtrack import BacktrackState as BacktrackState, backtrack as backtrack
 from ._fit.errors import FitDivergedError as FitDivergedError
 from ._fit.fit import fit as fit

@@ -54,3 +54,39 @@ def test_long_check_needs_two_sets():
     preset, net, loss = _setup()
     with pytest.raises(ValueError, match="2 or more held-out sets"):
         nd.long_check(loss, net, ["G"], jax.random.key(0), [{"loss": 0.1, "mean_fc": 0.2}])
+
+
+def _check(**verdicts):
+    """A long check's result as ``nd.long_check`` returns it, with these verdicts."""
+    return {"factors": [0.8, 1.25], "loss_at_fit": 0.8018, "seconds": 4.2, "parameters": {
+        name: {"rise": [0.129, -0.0631], "rise_each": [[0.1, 0.158], [-0.06, -0.0662]],
+               "verdict": v, "G": [0.1917, 0.2119] if name != "coupling.G" else None}
+        for name, v in verdicts.items()}}
+
+
+def test_long_check_text():
+    text = nd.long_check_text(_check(**{"coupling.G": "flat", "noise.sigma": "lower at 1.25x"}))
+    assert text == (
+        "change of the loss at the held-out length at 0.8x and 1.25x each fitted value, from "
+        "0.8018 at the fit (mean over 2 held-out sets, each with its own noise; 4 s): "
+        "coupling.G +0.129 / -0.0631, flat within this length's noise; noise.sigma +0.129 / "
+        "-0.0631 (G re-levelled to 0.1917 / 0.2119), lower at 1.25x: the fit is off")
+    assert nd.long_check_text(_check(**{"coupling.G": "minimum"})).endswith(
+        "coupling.G +0.129 / -0.0631, a minimum")
+
+
+def test_long_check_caution():
+    # Nothing to caution against: every value flat, or a minimum the error bars saw too.
+    assert nd.long_check_caution(_check(**{"coupling.G": "flat"}), ["coupling.G"]) is None
+    assert nd.long_check_caution(_check(**{"coupling.G": "minimum"})) is None
+    assert nd.long_check_caution(_check(**{"coupling.G": "lower at 0.8x"})) == (
+        "at the held-out length the loss is lower away from the fitted coupling.G (lower at "
+        "0.8x): the fit's short, noisy loss missed its minimum")
+    # A minimum at the held-out length for values the error bars left unconstrained.
+    check = _check(**{"coupling.G": "minimum", "noise.sigma": "minimum", "a": "flat"})
+    assert nd.long_check_caution(check, ["noise.sigma", "a"]) == (
+        "noise.sigma: unresolved by the fit's loss, but simulations as long as the held-out "
+        "check constrain it")
+    assert nd.long_check_caution(check, ["coupling.G", "noise.sigma"]).endswith(
+        "coupling.G, noise.sigma: unresolved by the fit's loss, but simulations as long as "
+        "the held-out check constrain them")

@@ -17,8 +17,8 @@ from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
+from .._evaluation.long_check import long_check_caution, long_check_text
 from .._plot.fit_figure import fit_figure
-from ._evaluation import long_check_caution, long_check_line
 from ._model import MODELS, factor, in_option_units
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
@@ -166,9 +166,11 @@ def cautions(result: dict) -> list[str]:
                    f"from the fitted {level:.3f}")
     if h["fc_r"] < 0.3:
         out.append(f"the held-out FC r is only {h['fc_r']:.3f}")
-    missed = long_check_caution(result.get("long_check"), result.get("uncertainty"))
+    check, u = result.get("long_check"), result.get("uncertainty") or {}
+    free = [n for n, ok in zip(u.get("names", ()), u.get("constrained", ())) if not ok]
+    missed = None if check is None else long_check_caution(check, free)
     if missed is not None:
-        out.append(missed)
+        out.append(missed + " (fit with a longer --duration or more --realisations)")
     check = result.get("gradient_check")
     if check is not None and check["settled"] and not check["agree"]:
         out.append(f"at the start the gradient ({check['gradient']:.4g} along a random "
@@ -267,7 +269,8 @@ def summary(out: Path, result: dict, plotted: bool) -> str:
             + _runs_line(result.get("runs"), result.get("runs_sd"))
             + uncertainty_line(result.get("uncertainty"), maps["names"],
                                result.get("long_check"))
-            + long_check_line(result.get("long_check"))
+            + ("" if result.get("long_check") is None else
+               f"netdyn fit: {long_check_text(result['long_check'])}.\n")
             + "".join(f"netdyn fit: caution: {c}.\n" for c in caution)
             + f"netdyn fit: wrote {out}/params.json, "
             "history.csv, history.json, fc_simulated.csv, fc_heldout.csv, model.eqx, checkpoint.eqx"

@@ -116,6 +116,47 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
             "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
 
 
+def long_check_text(check: dict) -> str:
+    """``nd.long_check``'s result in words, as ``netdyn fit`` prints it: the change of the
+    loss at each factor of each value (mean over the sets), the re-levelled G of a profile
+    and the verdict, e.g. ``"change of the loss at the held-out length at 0.8x and 1.25x
+    each fitted value, from 0.8 at the fit (mean over 2 held-out sets, each with its own
+    noise; 4 s): coupling.G +0.129 / +0.102, flat within this length's noise"``."""
+    parts = []
+    for name, p in check["parameters"].items():
+        verdict = {"minimum": ", a minimum",
+                   "flat": ", flat within this length's noise"
+                   }.get(p["verdict"], f", {p['verdict']}: the fit is off")
+        profile = ("" if not p.get("G") else
+                   f" (G re-levelled to {p['G'][0]:.4g} / {p['G'][1]:.4g})")
+        parts.append(f"{name} {p['rise'][0]:+.3g} / {p['rise'][1]:+.3g}{profile}{verdict}")
+    sets = len(next(iter(check["parameters"].values()))["rise_each"][0])
+    spread = f"mean over {sets} held-out sets, each with its own noise"
+    factors = " and ".join(f"{f:g}x" for f in check["factors"])
+    return (f"change of the loss at the held-out length at {factors} each fitted value, from "
+            f"{check['loss_at_fit']:.4g} at the fit ({spread}; {check['seconds']:.0f} s): "
+            f"{'; '.join(parts)}")
+
+
+def long_check_caution(check: dict, unconstrained: Sequence[str] = ()) -> str | None:
+    """What ``nd.long_check``'s result ``check`` cautions against, in words (``None`` when
+    nothing): a value whose loss at the held-out length is lower away from the fit (the
+    fit's short, noisy loss missed its minimum), and a value among ``unconstrained`` (those
+    the error bars, ``nd.uncertainty``, gave no interval) that the long check does not find
+    flat: simulations as long as the held-out check constrain it."""
+    params = check["parameters"]
+    off = [f"{n} ({p['verdict']})" for n, p in params.items() if p["verdict"].startswith("lower")]
+    missed = [n for n, p in params.items() if n in set(unconstrained) and p["verdict"] != "flat"
+              and not p["verdict"].startswith("lower")]
+    parts = []
+    if off:
+        parts.append(f"at the held-out length the loss is lower away from the fitted "
+                     f"{', '.join(off)}: the fit's short, noisy loss missed its minimum")
+    if missed:
+        parts.append(f"{', '.join(missed)}: unresolved by the fit's loss, but simulations as "
+                     "long as the held-out check constrain "
+                     f"{'it' if len(missed) == 1 else 'them'}")
+    return "; ".join(parts) or None
 
 
 def _relevel(model, row: list[dict], level: float, scores):
