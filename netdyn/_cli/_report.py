@@ -13,11 +13,11 @@ from pathlib import Path
 import equinox as eqx
 import numpy as np
 
+from .._evaluation.long_check import long_check_caution, long_check_text
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
-from .._evaluation.long_check import long_check_caution, long_check_text
 from .._plot.fit_figure import fit_figure
 from ._model import MODELS, factor, in_option_units
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
