@@ -83,6 +83,7 @@ from ._inference.identifiability import (
 from ._inference.leave_one_out import leave_one_run_out as leave_one_run_out
 from ._inference.profile import (
     Profile as Profile,
+    interval_profile as interval_profile,
     local_profile as local_profile,
     profile as profile,
 )
@@ -99,7 +100,12 @@ from ._linear.lyapunov import (
     lyapunov as lyapunov,
 )
 from ._linear.stability import spectral_abscissa as spectral_abscissa
-from ._loss._base import AbstractFcLoss as AbstractFcLoss, AbstractLoss as AbstractLoss
+from ._loss._base import (
+    AbstractChainedLoss as AbstractChainedLoss,
+    AbstractFcLoss as AbstractFcLoss,
+    AbstractLoss as AbstractLoss,
+)
+from ._loss.chained import Chained as Chained
 from ._loss.fc_loss import FcLoss as FcLoss
 from ._loss.linear_fc_loss import LinearFcLoss as LinearFcLoss
 from ._memory.gradient import GradientMemory as GradientMemory, gradient_memory as gradient_memory

@@ -3,11 +3,13 @@ checkpoints, and the stop on non-finite values."""
 
 import time
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .._loss._base import AbstractChainedLoss
 from .._parameters.fitted import FittedParameters
 from .._persistence import interrupt
 from .._persistence.resume import FitCheckpoint
@@ -52,7 +54,8 @@ class _Loop:
             self.base, self.key = placement.whole((self.base, self.key))
         path = None if options.checkpoint is None else options.checkpoint.path
         self.checkpoint = FitCheckpoint(path, params, batch, options.key,
-                                        options.redraw, options.steps, self.writer)
+                                        options.redraw, options.steps, self.writer,
+                                        chained=isinstance(loss_fn, AbstractChainedLoss))
         self.rows = HistoryRows(params.names)
 
     def host(self, tree):
@@ -61,6 +64,23 @@ class _Loop:
             return jax.device_get(tree)
         return self.placement.host(tree)
 
+
+    def carry(self, u: list, shape_only: bool):
+        """A chained loss's carry before the first step (``loss_fn.start`` at the
+        parameters ``u``, for each start), or, with ``shape_only``, zeros of its structure
+        (a resume reads it from the checkpoint); ``None`` for any other loss."""
+        if not isinstance(self.loss_fn, AbstractChainedLoss):
+            return None
+
+        def start(u):
+            model = self.params.set(self.base, list(self.params.forward(u)))
+            return self.loss_fn.start(model, self.key)
+
+        start = eqx.filter_jit(start if self.batch is None else jax.vmap(start))
+        if shape_only:
+            return jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                                eqx.filter_eval_shape(start, u))
+        return start(u)
 
     def save(self, state, n: int, good: int) -> None:
         if self.checkpoint.path is not None:
@@ -95,7 +115,7 @@ class _Loop:
             return
         good = new_state
         self.save(FitState(good.good_u, good.good_opt, jnp.zeros_like(good.frozen),
-                           good.good_u, good.good_opt), good_n, good_n)
+                           good.good_u, good.good_opt, good.carry), good_n, good_n)
         model = self.params.set(self.base, self.params.forward(good.good_u))
         raise FitDivergedError(
             diverged_message(k, row, self.params.names, self.checkpoint.path, good_n), model,
@@ -160,9 +180,10 @@ def run(model, loss_fn, optimizer, *, params: FittedParameters, x0: list, batch:
     physical values, the history, and which starts stopped on a non-finite value."""
     loop = _Loop(model, loss_fn, optimizer, params, batch, options, placement)
     u = [as_float_array(x) for x in params.inverse(x0)]
-    state = initial_state(optimizer, u, batch)
+    resuming = bool(options.resume and loop.checkpoint.path.exists())
+    state = initial_state(optimizer, u, batch, loop.carry(u, shape_only=resuming))
     n0 = good_n = 0
-    if options.resume and loop.checkpoint.path.exists():
+    if resuming:
         state, loop.rows, n0, good_n = loop.checkpoint.restore(state)
     if placement is not None:
         state = placement.starts(state)

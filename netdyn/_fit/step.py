@@ -8,6 +8,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .._loss._base import AbstractChainedLoss
+
 
 def split_loss(out) -> tuple[Any, dict[str, Any]]:
     """``loss_fn``'s output as ``(scalar loss, {name: scalar})``, checked at trace time."""
@@ -62,8 +64,9 @@ def as_float_array(v) -> jax.Array:
 
 class FitState(NamedTuple):
     """What one step of a fit starts from: the unconstrained values ``u`` and the
-    optimizer state, whether the start has stopped (``frozen``), and the last *good*
-    values and optimizer state (the latest at which the loss and gradient were finite).
+    optimizer state, whether the start has stopped (``frozen``), the last *good* values
+    and optimizer state (the latest at which the loss and gradient were finite), and the
+    carry of a chained loss (``nd.AbstractChainedLoss``; ``None`` for any other loss).
     The checkpoint stores its leaves in this order."""
 
     u: list
@@ -71,12 +74,13 @@ class FitState(NamedTuple):
     frozen: Any
     good_u: list
     good_opt: Any
+    carry: Any = None
 
 
 def initial_state(optimizer: optax.GradientTransformation, u: list,
-                  batch: int | None) -> FitState:
-    """The ``FitState`` before the first step (see ``step``); with ``batch`` starts, every
-    leaf has a leading axis over starts."""
+                  batch: int | None, carry: Any = None) -> FitState:
+    """The ``FitState`` before the first step (see ``step``), with a chained loss's
+    ``carry``; with ``batch`` starts, every leaf has a leading axis over starts."""
     with jax.numpy_dtype_promotion("standard"):
         if batch is None:
             opt_state = optimizer.init(u)
@@ -84,7 +88,7 @@ def initial_state(optimizer: optax.GradientTransformation, u: list,
             opt_state = jax.vmap(optimizer.init)(u)
     frozen = jnp.zeros(() if batch is None else (batch,), bool)
     # The initial state is "good": a fit whose first step fails stays there.
-    return FitState(u, opt_state, frozen, u, opt_state)
+    return FitState(u, opt_state, frozen, u, opt_state, carry)
 
 
 @eqx.filter_jit
@@ -104,16 +108,23 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
     if redraw:
         step_key = jax.random.fold_in(key, index)
 
+    chained = isinstance(loss_fn, AbstractChainedLoss)
+
     def single(state: FitState):
-        u, opt_state, frozen, good_u, good_opt = state
+        u, opt_state, frozen, good_u, good_opt, carry = state
 
         def objective(u):
             xs = tuple(t.forward(ui) for t, ui in zip(transforms, u))
             m = eqx.tree_at(leaf_where, model, xs)
-            loss, aux = split_loss(loss_fn(m, step_key))
-            return loss, (aux, xs)
+            if chained:
+                loss, aux, next_carry = loss_fn.continue_from(m, step_key, carry)
+                loss, aux = split_loss((loss, aux))
+            else:
+                (loss, aux), next_carry = split_loss(loss_fn(m, step_key)), carry
+            return loss, (aux, xs, next_carry)
 
-        (loss, (aux, xs)), grads = eqx.filter_value_and_grad(objective, has_aux=True)(u)
+        (loss, (aux, xs, next_carry)), grads = eqx.filter_value_and_grad(
+            objective, has_aux=True)(u)
         gnorm = _global_norm(grads)
         # Optax mixes Python floats with int32 step counts (e.g. Adam's bias correction),
         # which strict dtype promotion refuses: the optimizer runs with standard promotion.
@@ -132,7 +143,9 @@ def step(state, model, key, index, loss_fn, optimizer, transforms, leaf_where,
         next_u = _select_tree(ok, new_u, good_u)
         next_opt = _select_tree(ok, new_opt, good_opt)
         next_frozen = frozen | (~ok & stop)
-        new_state = FitState(next_u, next_opt, next_frozen, good_u, good_opt)
+        # The chains advance with every step whose loss and gradient are finite.
+        next_carry = _select_tree(good_here, next_carry, carry) if chained else carry
+        new_state = FitState(next_u, next_opt, next_frozen, good_u, good_opt, next_carry)
         return new_state, (loss, gnorm, ~ok, good_here, aux, xs)
 
     if batched:

@@ -57,6 +57,28 @@ class _Squared(eqx.Module):
         return value * value, metrics
 
 
+class AbstractChainedLoss(AbstractLoss):
+    r"""A loss that ``nd.fit`` evaluates along persistent chains: it carries a state (the
+    *carry*) from one step to the next, e.g. the end states of simulated runs from which
+    the next step's runs continue (``nd.Chained``).
+
+    - ``start(model, key)``: the carry before the first step (no gradient flows into it).
+    - ``continue_from(model, key, carry)``: ``(value, metrics, next carry)``; the fit
+      differentiates the value with respect to the model, the carry held fixed, and keeps
+      the next carry only from a step whose loss and gradient are finite.
+    - Called as a plain loss, ``(model, key) -> (value, metrics)``, it is evaluated
+      without a carry (the statistics use that).
+    """
+
+    @abc.abstractmethod
+    def start(self, model, key) -> Any:
+        """The carry before the first step."""
+
+    @abc.abstractmethod
+    def continue_from(self, model, key, carry) -> tuple[Float[Array, ""], Metrics, Any]:
+        """``(value, metrics, next carry)`` of ``model`` with noise ``key`` from ``carry``."""
+
+
 class AbstractFcLoss(AbstractLoss):
     r"""A loss comparing a model's FC $F$ with a target FC $F^*$ (``nd.FcLoss``: the FC of
     simulated signals; ``nd.LinearFcLoss``: the analytic FC). Over the upper triangles

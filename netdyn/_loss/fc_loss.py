@@ -1,6 +1,5 @@
 """A ready-made loss for ``fit``: simulated BOLD FC against an empirical FC."""
 
-import math
 from typing import ClassVar, Literal
 
 import equinox as eqx
@@ -18,36 +17,14 @@ from .._observation.losses import fcd_distance
 from .._observation.runs import pooled_fcd_values, runs_fc
 from .._parameterisation._base import resolve_parameters
 from .._simulate._arguments import check_key, check_parts
-from .._simulate.simulate import simulate_resolved
-from .._solution import SimulationState
 from .._solver._base import AbstractSolver
 from .._validate import flag, number, one_of
 from ._base import AbstractFcLoss
 from ._fc_loss_arguments import check_memory, fcd_target_values, target_fc, window_and_step
+from ._runs import measured_run, over_realisations, whole_periods
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
-
-BATCH_LAST = 8  # realisations from which the forward pass runs the batch-last loop
-
-
-def _restartable(state: SimulationState) -> tuple[SimulationState, jax.Array]:
-    """A burn-in's end state, with zeros in place of a diverged one (NaN or inf), and
-    whether it was finite: the run from a diverged burn-in is then NaN, as a diverged
-    run's own signal is, and a fit sees a non-finite loss instead of a runtime error."""
-    finite = state.is_finite()
-    state = eqx.tree_at(lambda s: s.y, state, jnp.where(finite, state.y, 0))
-    if state.buffer is not None:
-        state = eqx.tree_at(lambda s: s.buffer, state, jnp.where(finite, state.buffer, 0))
-    return state, finite
-
-
-def _frozen(tree):
-    """``tree`` with every inexact array behind ``stop_gradient``: no tape, no tangent."""
-    return jax.tree.map(
-        lambda x: jax.lax.stop_gradient(x) if eqx.is_inexact_array(x) else x, tree
-    )
-
 
 class FcLoss(AbstractFcLoss):
     r"""``loss_fn`` for ``fit``: simulate, take the FC of the monitored signal (usually
@@ -201,8 +178,7 @@ class FcLoss(AbstractFcLoss):
     @property
     def burn_in_simulated(self) -> float:
         """The burn-in actually simulated (ms): ``burn_in`` rounded up to whole periods."""
-        period = self.monitor.period if self.monitor.period is not None else self.dt
-        return math.ceil(self.burn_in / period - 1e-9) * period
+        return whole_periods(self, self.burn_in)
 
     def _check(self, network: Network):
         n = network.graph.n_nodes
@@ -221,40 +197,26 @@ class FcLoss(AbstractFcLoss):
 
     def _signal(self, network: Network, key: Key | None) -> Float[Array, "time nodes"]:
         """``signal`` of a checked network whose parameterisations are resolved."""
-        monitors = {"signal": self.monitor}
-        t0, history = 0.0, None
-        burn_in = self.burn_in_simulated
-        # ``signals`` runs the realisations under ``vmap``: from BATCH_LAST of them, the
-        # forward pass runs the batch-last loop (``simulate(batch_last=True)``; gradients
-        # never do), which pays from about 8 members on (``benchmarks/batch.md``).
-        batch_last = self.realisations >= BATCH_LAST
-        if burn_in > 0:
-            freeze = (lambda tree: tree) if self.burn_in_gradient else _frozen
-            warm = simulate_resolved(freeze(network), self.solver, t0=0.0, t1=burn_in,
-                                     dt=self.dt, monitors=monitors, key=key, history=None,
-                                     batch_last=batch_last)
-            t0, (history, finite) = burn_in, _restartable(freeze(warm.final))
-        sol = simulate_resolved(network, self.solver, t0=t0, t1=t0 + self.duration,
-                                dt=self.dt, monitors=monitors, key=key, history=history,
-                                batch_last=batch_last)
-        x = sol["signal"] if history is None else jnp.where(finite, sol["signal"], jnp.nan)
-        return x.reshape(x.shape[0], -1) if x.ndim == 3 else x
+        return measured_run(self, network, key, None, self.burn_in_simulated)[0]
+
+    def prepared(self, network: Network, key: Key | None) -> Network:
+        """``network`` with its parameterisations resolved (``nd.MapParameter``, ...),
+        checked against this loss (target size, key, solver and parts): once per
+        evaluation, shared by its burn-in and runs (``simulate_resolved`` neither checks
+        nor resolves again)."""
+        network = resolve_parameters(network)
+        self._check(network)
+        check_key(key)  # before fold_in, whose error about key data would come first
+        check_parts(network, self.solver)
+        return network
 
     def signals(
         self, network: Network, key: Key | None
     ) -> Float[Array, "realisations time nodes"]:
         """The measured signal of every realisation, ``[realisations, samples, nodes]``
         (the runs whose FCs ``simulated_fc`` averages)."""
-        # Once here rather than in every simulation: the burn-in and the run share it
-        # (simulate_resolved neither checks nor resolves it again).
-        network = resolve_parameters(network)
-        self._check(network)
-        check_key(key)  # before fold_in, whose error about key data would come first
-        check_parts(network, self.solver)
-        if key is None or self.realisations == 1:
-            return self._signal(network, key)[None]
-        keys = jax.vmap(lambda b: jax.random.fold_in(key, b))(jnp.arange(self.realisations))
-        return jax.vmap(lambda k: self._signal(network, k))(keys)
+        network = self.prepared(network, key)
+        return over_realisations(self.realisations, lambda k: self._signal(network, k), key)
 
     def fitted_to(self, runs) -> "FcLoss":
         """This loss with the target ``nd.runs_fc(runs)`` and, when it has an FCD term,
@@ -283,7 +245,13 @@ class FcLoss(AbstractFcLoss):
         self, network: Network, key: Key | None
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]], Float[Array, "nodes nodes"]]:
         """``(loss, metrics, simulated FC)`` from one simulation of the realisations."""
-        x = self.signals(network, key)
+        return self.score(self.signals(network, key))
+
+    def score(
+        self, x: Float[Array, "realisations time nodes"]
+    ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]], Float[Array, "nodes nodes"]]:
+        """``(loss, metrics, simulated FC)`` of measured signals ``x`` (``[realisations,
+        samples, nodes]``, as ``signals`` returns them)."""
         simulated = jnp.mean(jax.vmap(fc)(x), axis=0)
         loss, metrics = self.loss_of_fc(simulated)
         if self.fcd_target is not None:

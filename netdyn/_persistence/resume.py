@@ -140,7 +140,7 @@ class FitCheckpoint:
     ``step`` completed steps, the history so far, and what identifies the fit."""
 
     def __init__(self, path, params: FittedParameters, batch: int | None, key, redraw: bool,
-                 steps: int, writer: bool = True):
+                 steps: int, writer: bool = True, chained: bool = False):
         self.path = None if path is None else Path(path)
         # With several processes, one (``writer``) writes the file and every one reads it.
         self.writer = writer
@@ -156,6 +156,9 @@ class FitCheckpoint:
             "n_starts": batch,
             "key": _key_data(key),
             "redraw": bool(redraw),
+            # Whether the state holds a chained loss's carry (absent: no carry, as in the
+            # checkpoints written before chained losses).
+            "chained": bool(chained),
         }
 
     def save(self, state, rows: HistoryRows, n: int, good: int) -> None:
@@ -180,6 +183,13 @@ class FitCheckpoint:
                     f"checkpoint {self.path}: {field} is {saved[field]!r} there but "
                     f"{self.meta[field]!r} in this call; resume needs the same fit."
                 )
+        if saved.get("chained", False) != self.meta["chained"]:
+            raise ValueError(
+                f"checkpoint {self.path}: it was written by a fit "
+                f"{'with' if saved.get('chained', False) else 'without'} a chained loss "
+                f"(nd.Chained), this call is {'with' if self.meta['chained'] else 'without'} "
+                "one; resume needs the same fit."
+            )
         rows = HistoryRows.from_history(history)
         state = read_tree(self.path, leaves, state)
         n, good = saved["step"], saved["good_step"]
