@@ -35,8 +35,9 @@ def frozen(tree):
     )
 
 
-def whole_periods(loss, ms: float) -> float:
-    """``ms`` rounded up to whole periods of ``loss.monitor`` (of ``dt`` without one)."""
+def burn_in_length(loss, ms: float) -> float:
+    """A burn-in of ``ms`` rounded up to whole periods of ``loss.monitor`` (of ``dt``
+    without one); 0 stays 0 (``nd.whole_periods`` keeps at least one period)."""
     period = loss.monitor.period if loss.monitor.period is not None else loss.dt
     return math.ceil(ms / period - 1e-9) * period
 

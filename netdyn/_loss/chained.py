@@ -12,7 +12,7 @@ from .._simulate.simulate import simulate_resolved
 from .._solution import SimulationState
 from .._validate import number
 from ._base import AbstractChainedLoss, Metrics
-from ._runs import BATCH_LAST, frozen, measured_run, over_realisations, whole_periods
+from ._runs import BATCH_LAST, burn_in_length, frozen, measured_run, over_realisations
 from .fc_loss import FcLoss
 
 
@@ -57,7 +57,7 @@ class Chained(AbstractChainedLoss):
         if not isinstance(loss, FcLoss):
             raise ValueError(f"Chained loss must be an nd.FcLoss, got {type(loss).__name__}.")
         self.loss = loss
-        self.burn_in = whole_periods(loss, number("Chained burn_in", burn_in, low=0.0,
+        self.burn_in = burn_in_length(loss, number("Chained burn_in", burn_in, low=0.0,
                                                   unit=" ms"))
 
     def __call__(self, model, key) -> tuple[Float[Array, ""], Metrics]:

@@ -21,7 +21,7 @@ from .._solver._base import AbstractSolver
 from .._validate import flag, number, one_of
 from ._base import AbstractFcLoss
 from ._fc_loss_arguments import check_memory, fcd_target_values, target_fc, window_and_step
-from ._runs import measured_run, over_realisations, whole_periods
+from ._runs import burn_in_length, measured_run, over_realisations
 
 Metric = Literal["rmse", "1-r", "1-r+mean", "1-r+huber"]
 METRICS: tuple[str, ...] = ("rmse", "1-r", "1-r+mean", "1-r+huber")
@@ -178,7 +178,7 @@ class FcLoss(AbstractFcLoss):
     @property
     def burn_in_simulated(self) -> float:
         """The burn-in actually simulated (ms): ``burn_in`` rounded up to whole periods."""
-        return whole_periods(self, self.burn_in)
+        return burn_in_length(self, self.burn_in)
 
     def _check(self, network: Network):
         n = network.graph.n_nodes
