@@ -8,7 +8,8 @@ names: ``nd.inference.uncertainty`` is ``nd.uncertainty``).
 - ``uncertainty`` (``Uncertainty``): error bars from the noise (sandwich) and the data
   (jackknife over runs, with the losses of ``leave_one_run_out``), with intervals.
 - ``local_profile`` and ``profile`` (``Profile``): the loss along one parameter with the
-  others re-optimized (by the Hessian's Newton step near the fit, or by fits).
+  others re-optimized (by the Hessian's Newton step near the fit, or by fits);
+  ``interval_profile``: ``local_profile`` across an interval of ``uncertainty``.
 
 Each takes ``loss_fn, model, where`` and ``bounds`` as ``nd.fit`` does and works in the
 fit's coordinates (a bounded leaf through its unconstrained value), and asks of the loss
@@ -27,10 +28,12 @@ from ._inference.identifiability import (
 from ._inference.leave_one_out import leave_one_run_out as leave_one_run_out
 from ._inference.profile import (
     Profile as Profile,
+    interval_profile as interval_profile,
     local_profile as local_profile,
     profile as profile,
 )
 from ._inference.uncertainty import Uncertainty as Uncertainty, uncertainty as uncertainty
 
 __all__ = ["GradientCheck", "Identifiability", "Profile", "Uncertainty", "check_gradient",
-           "identifiability", "leave_one_run_out", "local_profile", "profile", "uncertainty"]
+           "identifiability", "interval_profile", "leave_one_run_out", "local_profile",
+           "profile", "uncertainty"]

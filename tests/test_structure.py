@@ -126,7 +126,8 @@ def test_allowed_offenders_still_exist():
 
 def test_inference_namespace_holds_the_top_level_statistics():
     names = ("check_gradient", "GradientCheck", "identifiability", "Identifiability",
-             "uncertainty", "Uncertainty", "local_profile", "profile", "Profile",
+             "uncertainty", "Uncertainty", "local_profile", "interval_profile", "profile",
+             "Profile",
              "leave_one_run_out")
     assert sorted(nd.inference.__all__) == sorted(names)
     for name in names:

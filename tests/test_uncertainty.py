@@ -212,3 +212,29 @@ def test_profile_rise_ratio_against_the_quadratic_model():
     ratio = p.rise_ratio(1)
     np.testing.assert_allclose(ratio[[0, 2]], [1.5, 2.5], rtol=1e-12)
     assert np.isnan(ratio[1])
+
+
+def test_interval_profile_of_a_quadratic_loss_is_its_exact_profile():
+    # The linear-Gaussian loss is quadratic in theta: the profile along theta_0 (theta_1
+    # at its best for each value) is a least-squares problem, solved here by hand.
+    runs = TRUE @ A.T + S * np.random.default_rng(0).standard_normal((4, A.shape[0]))
+    key = jax.random.key(5)
+    loss = LinearLoss(jnp.asarray(runs.mean(axis=0)))
+    fitted = Params(jnp.asarray(_fit(loss, key)))
+    u = nd.uncertainty(loss, fitted, THETA, key=key, noise_keys=[jax.random.key(k)
+                                                                 for k in range(6)])
+    name = u.names[0]
+    p = nd.interval_profile(loss, fitted, THETA, u, name, key=key)
+    a, lo, hi = u.values[0], u.lower[0], u.upper[0]
+    np.testing.assert_allclose(p.values, [a - 1.5 * (a - lo), a - 0.75 * (a - lo), a,
+                                          a + 0.75 * (hi - a), a + 1.5 * (hi - a)], rtol=1e-12)
+    z = np.asarray(jax.random.normal(key, (A.shape[0],), dtype=jnp.float64))
+    y = np.asarray(loss.target) - Q * z
+    exact = []
+    for v in p.values:
+        t1 = np.linalg.lstsq(A[:, 1:], y - A[:, 0] * v, rcond=None)[0][0]
+        exact.append(np.sum((A @ np.array([v, t1]) - y) ** 2))
+    np.testing.assert_allclose(p.loss, exact, rtol=1e-9)
+    np.testing.assert_allclose(p.loss, p.quadratic, rtol=1e-9)  # the model holds exactly
+    with pytest.raises(ValueError, match="has no interval"):
+        nd.interval_profile(loss, fitted, THETA, u, "nothing", key=key)

@@ -24,7 +24,7 @@ from .._search.scan_record import scan_record
 from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
-from ._model import MODELS, factor, with_G
+from ._model import MODELS, with_G
 from ._options import fitted_names
 from ._plan import FitPlan, plan_options
 from ._report import (
@@ -58,7 +58,7 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
     simulated scan whose peak falls short of the level by less than the loss's level
     width starts at the peak. ``{"start": G or None, "bracket", "at_peak",
     "target_mean_fc", "grid": {"G", "loss", "mean_fc", "stage"}}``."""
-    G0, f = MODELS[args.model].G, factor(args.model, "coupling.G")
+    G0, f = MODELS[args.model].G, MODELS[args.model].factor("coupling.G")
     one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
     level = float(np.mean(upper_triangle(np.asarray(loss_fn.target), k=1)))
     if not args.quiet:

@@ -14,18 +14,6 @@ from .._remat._base import AbstractRemat
 from .._remat.parse import parse_remat
 
 
-def factor(model: str, name: str) -> float:
-    """Network value = value on the command line * factor, for parameter ``name`` (a path
-    such as ``"coupling.G"``) of ``--model model``: the preset's units (``Preset.units``)."""
-    return MODELS[model].factor(name)
-
-
-def in_option_units(model: str, name: str, x):
-    """A network value of parameter ``name`` in the units of the command line (the one
-    conversion on the way out; ``with_G`` is the one on the way in)."""
-    return MODELS[model].in_preset_units(name, x)
-
-
 def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
     """The network of ``--model`` (G: ``G``, else ``--G``, else the model's default) and
     the monitor whose signal gives the FC."""
@@ -38,7 +26,7 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
 def with_G(args, net: Network, G: float) -> Network:
     """``net`` with the global coupling ``G`` given in the units of ``--G`` (the one place
     where a G of the command line enters a built network)."""
-    value = jnp.asarray(G * factor(args.model, "coupling.G"), float_dtype())
+    value = jnp.asarray(G * MODELS[args.model].factor("coupling.G"), float_dtype())
     return eqx.tree_at(lambda n: n.coupling.G, net, value)
 
 

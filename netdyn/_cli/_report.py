@@ -19,7 +19,7 @@ from .._fit.history import FitHistory
 from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
 from .._plot.fit_figure import fit_figure
-from ._model import MODELS, factor, in_option_units
+from ._model import MODELS
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
 
@@ -35,9 +35,10 @@ def value(x):
 
 def for_people(history: FitHistory, model: str) -> FitHistory:
     """``history`` with steps numbered from 1 and parameters in the units of the options."""
+    units = MODELS[model].in_preset_units
     return dataclasses.replace(
         history, step=history.step + 1,
-        params={k: in_option_units(model, k, v) for k, v in history.params.items()},
+        params={k: units(k, v) for k, v in history.params.items()},
     )
 
 
@@ -54,11 +55,11 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     used["sigma"] = model.sigma if args.sigma is None else args.sigma
     iu = np.triu_indices(target.shape[0], k=1)
     return {
-        "parameters": {k: value(in_option_units(args.model, k, np.asarray(x)))
+        "parameters": {k: value(model.in_preset_units(k, np.asarray(x)))
                        for k, x in zip(names, fitted_leaves)},
         "initial": {k: value(history.params[k][0]) for k in names},
         # Network value = value here * factor (netdyn simulates in ms).
-        "units": {k: factor(args.model, k) for k in names},
+        "units": {k: model.factor(k) for k in names},
         **{k: train[k] for k in ("loss", "fc_r", "rmse", "mean_fc", "saturation")},
         "heldout": heldout,
         "grid": None if scan is None else scan["grid"],

@@ -7,16 +7,15 @@ import jax
 import numpy as np
 
 from .._inference.leave_one_out import leave_one_run_out
-from .._inference.profile import local_profile
+from .._inference.profile import INTERVAL_STEPS, interval_profile
 from .._inference.uncertainty import uncertainty
 from .._loss._base import AbstractFcLoss
 from ._data import FitData
-from ._model import MODELS, factor
+from ._model import MODELS
 
 HELDOUT_STREAM = 2**31 - 1  # the held-out noise: a stream of the seed no fit step uses
 UNCERTAINTY_STREAM = 2**31 - 2  # the noise keys of the parameters' error bars
 AUTO_COORDINATES = 8  # --uncertainty auto: computed up to this many fitted values
-PROFILE_STEPS = (-1.5, -0.75, 0.0, 0.75, 1.5)  # G's profile, in half-widths of its interval
 
 
 def heldout_key(key):
@@ -51,7 +50,7 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
     out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
                runs_left_out=None if leave is None else list(data.train_subjects),
                unresolved=_unresolved(args, loss_fn))
-    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u.hessian, out)
+    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u, out)
     return out
 
 
@@ -83,25 +82,21 @@ def G_interval(u: dict | None) -> tuple[float, float, float] | None:
     return u["values"][i], u["lower"][i], u["upper"][i]
 
 
-def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, hessian, reported: dict):
-    """The loss along G over 1.5 times its interval on each side, the other fitted
-    values moved as the Hessian says (``nd.local_profile``), beside the quadratic model the
-    interval rests on; ``None`` without an interval for G (``reported``: the intervals in
-    the units of ``--G``)."""
-    interval = G_interval(reported)
-    if interval is None:
+def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, u,
+               reported: dict) -> dict | None:
+    """The loss along G across its interval of ``u`` (``nd.interval_profile``: the other
+    fitted values moved as the Hessian says), beside the quadratic model the interval rests
+    on, G in the units of ``--G``; ``None`` without an interval for G (``reported``)."""
+    if not has_interval("coupling.G", reported):
         return None
-    g, lo, hi = interval
-    values = [g + f * ((hi - g) if f > 0 else (g - lo)) for f in PROFILE_STEPS]
     start = time.perf_counter()
-    unit = factor(args.model, "coupling.G")
-    prof = local_profile(loss_fn, fitted, where, "coupling.G", [v * unit for v in values],
-                         hessian, key=key, bounds=bounds)
-    ratio = prof.rise_ratio(PROFILE_STEPS.index(0.0))  # 1 where the quadratic model holds
-    return {"G": values, "loss": prof.loss.tolist(),
-            "quadratic": prof.quadratic.tolist(), "steps": list(PROFILE_STEPS),
+    prof = interval_profile(loss_fn, fitted, where, u, "coupling.G", key=key, bounds=bounds)
+    ratio = prof.rise_ratio(INTERVAL_STEPS.index(0.0))  # 1 where the quadratic model holds
+    return {"G": (prof.values / MODELS[args.model].factor("coupling.G")).tolist(),
+            "loss": prof.loss.tolist(), "quadratic": prof.quadratic.tolist(),
+            "steps": list(INTERVAL_STEPS),
             "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)
-                           for f, r in zip(PROFILE_STEPS, ratio)],
+                           for f, r in zip(INTERVAL_STEPS, ratio)],
             "seconds": time.perf_counter() - start}
 
 

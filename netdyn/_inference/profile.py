@@ -13,7 +13,11 @@ from .._custom_types import Key
 from .._fit.fit import fit
 from .._fit.step import split_loss
 from .._parameters.fitted import FittedParameters
-from .uncertainty import constrained, smooth
+from .uncertainty import Uncertainty, constrained, smooth
+
+# The points of ``interval_profile``: the fit and, on each side, 0.75 and 1.5 times that side
+# of the interval (its half-width there).
+INTERVAL_STEPS = (-1.5, -0.75, 0.0, 0.75, 1.5)
 
 
 class Profile(NamedTuple):
@@ -191,3 +195,35 @@ def local_profile(
         found.append(tuple(np.asarray(x) for x in params.leaf_where(point)))
         quadratic.append(base + 0.5 * curvature * du * du)
     return Profile(grid, np.asarray(losses), found, params.labels, np.asarray(quadratic))
+
+
+def interval_profile(
+    loss_fn: Callable[[Any, Any], Any],
+    model: Any,
+    where: Callable[[Any], Any],
+    uncertainty: Uncertainty,
+    coordinate: str,
+    *,
+    steps: Sequence[float] = INTERVAL_STEPS,
+    key: Key | None = None,
+    bounds: Any = None,
+) -> Profile:
+    r"""``local_profile`` across the interval that ``uncertainty`` (``nd.uncertainty`` at
+    ``model``, in the leaves' own units) gives ``coordinate``: at $\hat a + s\,(a_+ -
+    \hat a)$ for each $s > 0$ of ``steps`` and $\hat a + s\,(\hat a - a_-)$ for each
+    $s \le 0$, with $\hat a$ the fitted value and $[a_-, a_+]$ its interval (by default
+    the fit and 0.75 and 1.5 half-widths on each side). ``Profile.rise_ratio`` at the fit
+    then says whether the quadratic model that the interval rests on holds across it (1
+    where it does), as ``netdyn fit`` draws for G.
+
+    ``loss_fn``, ``where``, ``key`` and ``bounds`` are those ``uncertainty`` was computed
+    with. **Raises** ``ValueError`` when ``coordinate`` has no interval there.
+    """
+    i = uncertainty.names.index(coordinate) if coordinate in uncertainty.names else None
+    if i is None or not (uncertainty.valid and uncertainty.constrained[i]):
+        raise ValueError(f"interval_profile: {coordinate!r} has no interval in this "
+                         f"uncertainty (coordinates {list(uncertainty.names)}).")
+    a, lo, hi = (float(x[i]) for x in (uncertainty.values, uncertainty.lower, uncertainty.upper))
+    values = [a + s * ((hi - a) if s > 0 else (a - lo)) for s in steps]
+    return local_profile(loss_fn, model, where, coordinate, values, uncertainty.hessian,
+                         key=key, bounds=bounds)
