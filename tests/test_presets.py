@@ -156,6 +156,12 @@ def test_select_makes_the_named_parameters_ready_to_fit():
     assert isinstance(bounds[0], nd.Positive) and bounds[1] == preset.bounds["I_o"]
     assert (bounds[3].lower, bounds[3].upper) == (-1.0, 1.0)
     assert (bounds[4].lower, bounds[4].upper) == (-2.0, 2.0)
+    # The learning rate's share of each: the per-region I_o and log-gains take all of it,
+    # the values that move every region at once (G, w_p, J_N's coefficient) a fifth.
+    assert where.step_scales(fitted) == (0.2, 1.0, 0.2, 0.2, 1.0)
+    assert where.step_scales(fitted, global_step=0.5) == (0.5, 1.0, 0.5, 0.5, 1.0)
+    only_global, _, net_global = nd.presets.select(net, "G,w_p:global", preset.bounds)
+    assert only_global.step_scales(net_global) is None  # one kind of leaf: all 1
     for spec, message in (("G,nope", "'nope': unknown parameter for this model"),
                           ("G,G", "'G,G' names G twice"),
                           ("I_o:regional", "the suffixes are ':global' and ':maps'"),

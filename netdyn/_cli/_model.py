@@ -7,7 +7,6 @@ import jax.numpy as jnp
 from .._fit.step import float_dtype
 from .._monitor._base import AbstractMonitor
 from .._network import Network
-from .._parameterisation._base import resolve_parameters
 from .._presets.models import MODELS as MODELS
 from .._presets.selection import NamedWhere as Where, leaf as leaf, long_name as long_name, select
 from .._remat._base import AbstractRemat
@@ -45,22 +44,3 @@ def remat(spec: str) -> AbstractRemat:
         return parse_remat(spec)
     except ValueError as e:
         raise ValueError(f"--remat {e}") from None
-
-
-# With per-region parameters fitted as well, a parameter that moves every region at once
-# (G, sigma, a map coefficient) steps at this fraction of --lr: Adam moves each leaf by
-# about the learning rate per step, and the FC's level reacts to G as to all regions'
-# gains together (on the rww-ei-fic fit of input-gain, G at 0.4 % per step and the gains
-# at 2 % reached test-run FC r 0.76 in 30 steps).
-GLOBAL_STEP = 0.2
-
-
-def step_scales(where: Where, net: Network) -> tuple[float, ...] | None:
-    """Per fitted leaf, its share of the learning rate: 1 for per-region leaves, and
-    ``GLOBAL_STEP`` for the others when per-region ones are fitted too (else ``None``)."""
-    n = resolve_parameters(net).graph.n_nodes
-    regional = [jnp.shape(x) == (n,) and name not in where.mapped
-                for name, x in zip(where.names, where(net))]
-    if not any(regional) or all(regional):
-        return None
-    return tuple(1.0 if r else GLOBAL_STEP for r in regional)

@@ -15,7 +15,7 @@ from .._network import Network
 from .._observation.runs import pooled_fcd_values
 from .._solver.heun import Heun
 from ._data import FitData, RegionMaps, load_data, read_maps
-from ._model import network, remat, selection, step_scales
+from ._model import network, remat, selection
 from ._options import check_numbers, fill_defaults
 from ._parser import build_parser
 
@@ -83,7 +83,7 @@ def plan_options(args: argparse.Namespace) -> FitPlan:
         data.target, monitor, metric=args.loss)
     heldout = simulated.replace(duration=args.heldout_duration,
                                 realisations=args.heldout_realisations)
-    scales = step_scales(where, net)
+    scales = where.step_scales(net)
     return FitPlan(args, data, net, where, bounds, maps, loss, simulated, heldout, scales,
                    fit_optimizer(args.lr, args.steps, args.redraw, scales))
 
