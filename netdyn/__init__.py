@@ -164,6 +164,7 @@ from ._parameters.bounds import (
 from ._persistence.fit_checkpoint import Checkpoint as Checkpoint
 from ._persistence.interrupt import defer_interrupts as defer_interrupts
 from ._persistence.resume import saved_steps as saved_steps
+from ._persistence.run_folder import RunFolder as RunFolder
 from ._persistence.run_settings import RunSettings as RunSettings
 from ._remat._base import AbstractRemat as AbstractRemat
 from ._remat._schedule import (

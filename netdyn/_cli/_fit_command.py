@@ -20,7 +20,7 @@ from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
-from .._search.scan_record import scan_record
+from .._search.scan_record import read_scan_record, scan_record
 from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
@@ -38,16 +38,7 @@ from ._report import (
     write_history,
     write_results,
 )
-from ._run_folder import (
-    CHECKPOINT,
-    SCAN,
-    checkpoint_steps,
-    command_line,
-    prepare,
-    read_scan,
-    record_resume,
-    resumes,
-)
+from ._run_folder import CHECKPOINT, SCAN, command_line, prepare, record_resume, run_folder
 from ._uncertainty import parameter_uncertainty
 
 
@@ -88,7 +79,7 @@ def _start(args, out: Path, net, loss_fn, key) -> dict | None:
     if not (args.grid > 0 and args.G is None and "G" in fitted_names(args.fit)):
         return None
     if args.resume and (out / SCAN).is_file():
-        return read_scan(out)
+        return read_scan_record(out / SCAN, "--resume: ")  # every field checked
     scan = _scan(args, net, loss_fn, key)
     write_json(out / SCAN, scan)
     return scan
@@ -99,7 +90,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
     planned = plan_options(args)  # --fit and every file checked before anything is written
     out = prepare(args)  # --out checked and made ready before any simulation
     if args.resume:
-        done, total = checkpoint_steps(out)
+        done, total = run_folder(out).saved_steps()
         record_resume(args, out, done)
         print(f"netdyn fit: resuming the fit in {out}: {done} of {total} steps done"
               + (f", continuing at step {done + 1}." if done < total else
@@ -110,7 +101,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
         # A full disk: name the file, and say what the checkpoint still holds.
         raise ValueError(_unwritten(e, out, argv)) from None
     except KeyboardInterrupt:
-        saved = checkpoint_steps(out)
+        saved = run_folder(out).saved_steps()
         if saved is None or saved[0] == 0:
             print("netdyn fit: interrupted before the first step was done: nothing to "
                   f"resume. Start again with: {command_line(argv, '--overwrite')}",
@@ -125,7 +116,7 @@ def fit_command(args, argv: Sequence[str]) -> int:
 def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
     """A file error during the fit (a full disk) in words, with what can be resumed."""
     text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-    saved = checkpoint_steps(out)
+    saved = run_folder(out).saved_steps()
     if saved is None or saved[0] == 0:
         return f"{text}; no step is saved: start again with: {command_line(argv, '--overwrite')}"
     return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / CHECKPOINT}: "
@@ -194,7 +185,7 @@ def _run(out: Path, planned: FitPlan) -> int:
                     elapsed)
     result.update(heldout_sd=heldout[1], heldout_each=heldout[2], heldout_sets=args.heldout_sets,
                   runs=runs[0], runs_sd=runs[1], runs_each=runs[2], uncertainty=spread,
-                  long_check=long, gradient_check=check, resumed=resumes(out))
+                  long_check=long, gradient_check=check, resumed=run_folder(out).record.resumes())
     if planned.maps is not None:
         result["maps"] = {"names": list(planned.maps.names), "parameters": list(where.mapped)}
     result["cautions"] = cautions(result)
