@@ -86,7 +86,12 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--remat", "sometimes"], "--remat 'sometimes'"),
         (["--dataset", "nowhere"], "not an embedded dataset"),
         (["--lr", "-1"], "--lr must be positive"),
-        (["--realisations", "0"], "--realisations must be >= 1"),
+        # Checked by the library as the plan is built, said with the option that gave it.
+        (["--realisations", "0"], "--realisations: FcLoss realisations must be a whole "
+         "number >= 1, got 0"),
+        (["--heldout-realisations", "0"], "--heldout-realisations: FcLoss realisations must "
+         "be a whole number >= 1, got 0"),
+        (["--speed", "nan"], "--speed: speed must be positive, got nan"),
         (["--grid", "-1"], "--grid must be 0 (no scan) or >= 3"),
         (["--grid", "2"], "--grid must be 0 (no scan) or >= 3"),
         (["--bisect", "-1"], "--bisect must be >= 0"),
@@ -96,7 +101,7 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--checkpoint-every", "0"], "--checkpoint-every must be >= 1"),
         (["--heldout-sets", "0"], "--heldout-sets must be >= 1"),
         (["--uncertainty-keys", "1"], "--uncertainty-keys must be >= 2"),
-        (["--speed", "0"], "--speed must be a finite number of mm/ms > 0"),
+        (["--speed", "0"], "--speed: speed must be positive, got 0.0"),
         (["--resume", "--overwrite"], "give one of them"),
         (["--fit", "G,I_o:regional"], "the suffixes are ':global' and ':maps'"),
         (["--fit", "G:maps"], "only parameters of the dynamics and input-gain vary"),

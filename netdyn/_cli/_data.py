@@ -14,6 +14,7 @@ from .. import datasets
 from .._observation.runs import runs_fc
 from .._parameterisation import maps as region_maps
 from .._parameterisation.maps import RegionMaps
+from ._options import naming
 
 # The TR simulated when neither --tr nor the data give one (the HCP's).
 DEFAULT_TR = 720.0
@@ -54,10 +55,8 @@ class FitData:
 
 def parse_runs(flag: str, spec: str, n: int) -> tuple[int, ...]:
     """``nd.datasets.parse_subjects(spec, n)``, its ``ValueError`` naming ``flag``."""
-    try:
+    with naming(flag):
         return datasets.parse_subjects(spec, n)
-    except ValueError as e:
-        raise ValueError(f"{flag} {e}") from None
 
 
 def _split(args, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -155,7 +154,5 @@ def read_maps(spec: str, weights: np.ndarray, target_fc: np.ndarray) -> RegionMa
     never the test subjects'), its errors naming the flag."""
     if not any(s.strip() for s in spec.split(",")):
         raise ValueError("--maps: give at least one map (in-strength, fc-gradient or a file).")
-    try:
+    with naming("--maps"):
         return region_maps.from_spec(spec, weights, target_fc)
-    except ValueError as e:
-        raise ValueError(f"--maps {e}") from None

@@ -9,8 +9,6 @@ from .._monitor._base import AbstractMonitor
 from .._network import Network
 from .._presets.models import MODELS as MODELS
 from .._presets.selection import NamedWhere as Where, leaf as leaf, long_name as long_name, select
-from .._remat._base import AbstractRemat
-from .._remat.parse import parse_remat
 
 
 def network(args, weights, lengths, G: float | None = None) -> tuple[Network, AbstractMonitor]:
@@ -36,11 +34,3 @@ def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
         raise ValueError("--fit: give at least one parameter, e.g. --fit G.")
     return select(net, args.fit, MODELS[args.model].bounds, maps, context="--fit ",
                   model=f"--model {args.model}")
-
-
-def remat(spec: str) -> AbstractRemat:
-    """The strategy of ``--remat`` (``nd.parse_remat``; its error names the flag)."""
-    try:
-        return parse_remat(spec)
-    except ValueError as e:
-        raise ValueError(f"--remat {e}") from None

@@ -7,12 +7,14 @@ Options whose default depends on another are ``None`` in the parser and filled h
 before anything is checked or built; an option given on the command line is never changed.
 The checks name the flag before anything runs: the library checks the same things deeper
 down, but names what it sees there (a monitor called ``'signal'``, ``t1 - t0``): a person
-typed ``--tr`` and ``--duration``.
+typed ``--tr`` and ``--duration``. What the library checks when the plan is built (before
+anything runs) is not checked again here: its error is said with the flag (``naming``).
 """
 
+import contextlib
 import math
 
-from ._model import MODELS
+from .._presets.models import MODELS
 
 DEFAULT_DURATION = 43_200.0
 DEFAULT_REALISATIONS = 4
@@ -158,6 +160,20 @@ def fill_defaults(args) -> None:
     if args.heldout_duration is None:
         args.heldout_duration = heldout_duration(args, given_duration)
 
+@contextlib.contextmanager
+def naming(flag: str, *library: str):
+    """A ``ValueError`` raised inside, said with the option ``flag`` that gave the value:
+    ``"FLAG MESSAGE"`` (the error of that option's parser, which names its text), or, with
+    ``library`` (the library's names of that value, such as ``"FcLoss realisations"``),
+    ``"FLAG: MESSAGE"`` for an error that names one of them (others pass unchanged)."""
+    try:
+        yield
+    except ValueError as e:
+        if library and not any(name in str(e) for name in library):
+            raise
+        raise ValueError(f"{flag}{':' if library else ''} {e}") from None
+
+
 # The time loop counts steps in int32.
 _MAX_STEPS = 2**31 - 1
 
@@ -184,9 +200,7 @@ def check_numbers(args) -> None:
         raise ValueError(f"--steps must be >= 1, got {args.steps}.")
     if not args.lr > 0:
         raise ValueError(f"--lr must be positive, got {args.lr}.")
-    for flag, value in (("--realisations", args.realisations),
-                        ("--heldout-realisations", args.heldout_realisations),
-                        ("--checkpoint-every", args.checkpoint_every),
+    for flag, value in (("--checkpoint-every", args.checkpoint_every),
                         ("--heldout-sets", args.heldout_sets)):
         if value < 1:
             raise ValueError(f"{flag} must be >= 1, got {value}.")
@@ -198,8 +212,7 @@ def check_numbers(args) -> None:
     if args.bisect < 0:
         raise ValueError(f"--bisect must be >= 0, got {args.bisect}.")
     _positive("--fcd-weight", args.fcd_weight, zero=True)
-    _positive("--burn-in", args.burn_in, " of ms", zero=True)
-    _positive("--speed", args.speed, " of mm/ms")
+    _positive("--burn-in", args.burn_in, " of ms", zero=True)  # used below, before FcLoss
     if args.G is not None:
         _positive("--G", args.G)
     if args.sigma is not None:
@@ -227,8 +240,8 @@ def check_numbers(args) -> None:
 def _check_times(args) -> None:
     _positive("--dt", args.dt, " of ms")
     _positive("--tr", args.tr, " of ms")
-    _whole("--tr", args.tr, "time steps --dt", args.dt)
     _positive("--warmup", args.warmup, " of ms", zero=True)
+    _whole("--tr", args.tr, "time steps --dt", args.dt)
     burn_in = math.ceil(args.burn_in / args.tr - 1e-9) * args.tr  # whole TRs, as FcLoss
     skipped = math.ceil(args.warmup / args.tr - 1e-9)  # BOLD samples --warmup drops
     # The warm-up applies to every simulation, the burn-in's too.

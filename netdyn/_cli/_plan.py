@@ -13,10 +13,11 @@ from .._loss.fc_loss import FcLoss
 from .._loss.linear_fc_loss import LinearFcLoss
 from .._network import Network
 from .._observation.runs import pooled_fcd_values
+from .._remat.parse import parse_remat
 from .._solver.heun import Heun
 from ._data import FitData, RegionMaps, load_data, read_maps
-from ._model import network, remat, selection
-from ._options import check_numbers, fill_defaults
+from ._model import network, selection
+from ._options import check_numbers, fill_defaults, naming
 from ._parser import build_parser
 
 
@@ -72,17 +73,22 @@ def plan_options(args: argparse.Namespace) -> FitPlan:
     fill_defaults(args)
     check_numbers(args)
     fcd_samples(args)
-    net, monitor = network(args, data.weights, data.lengths)  # built once
+    with naming("--speed", "speed"):
+        net, monitor = network(args, data.weights, data.lengths)  # built once
     maps = read_maps(args.maps, data.weights, data.target) if ":maps" in args.fit else None
     where, bounds, net = selection(args, net, maps)  # once
-    simulated = FcLoss(data.target, Heun(remat=remat(args.remat)), monitor,
-                       duration=args.duration, dt=args.dt, metric=args.loss,
-                       burn_in=args.burn_in, realisations=args.realisations,
-                       burn_in_gradient=args.burn_in_gradient, **fcd_terms(args, data))
+    with naming("--remat"):
+        solver = Heun(remat=parse_remat(args.remat))
+    with naming("--realisations", "FcLoss realisations"):
+        simulated = FcLoss(data.target, solver, monitor, duration=args.duration, dt=args.dt,
+                           metric=args.loss, burn_in=args.burn_in,
+                           realisations=args.realisations,
+                           burn_in_gradient=args.burn_in_gradient, **fcd_terms(args, data))
     loss = simulated if args.engine == "simulation" else LinearFcLoss(
         data.target, monitor, metric=args.loss)
-    heldout = simulated.replace(duration=args.heldout_duration,
-                                realisations=args.heldout_realisations)
+    with naming("--heldout-realisations", "FcLoss realisations"):
+        heldout = simulated.replace(duration=args.heldout_duration,
+                                    realisations=args.heldout_realisations)
     scales = where.step_scales(net)
     return FitPlan(args, data, net, where, bounds, maps, loss, simulated, heldout, scales,
                    fit_optimizer(args.lr, args.steps, args.redraw, scales))
