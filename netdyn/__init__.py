@@ -181,7 +181,9 @@ from ._remat.uniform import Uniform as Uniform
 from ._search.level_search import LevelSearch as LevelSearch, level_search as level_search
 from ._search.scan_record import (
     read_scan_record as read_scan_record,
+    scan_no_crossing_text as scan_no_crossing_text,
     scan_record as scan_record,
+    scan_skipped_text as scan_skipped_text,
 )
 from ._search.scan_start import StartScan as StartScan, scan_start as scan_start
 from ._search.sweep import sweep as sweep

@@ -1,5 +1,6 @@
 """``nd.scan_record`` and ``nd.read_scan_record``: a start scan written as JSON in the
-parameter's units, and read back with every field checked."""
+parameter's units, and read back with every field checked; ``nd.scan_skipped_text`` and
+``nd.scan_no_crossing_text``: the record in words."""
 
 import json
 import math
@@ -46,3 +47,19 @@ def test_read_scan_record_names_the_bad_field(tmp_path, edit, message):
     write_json(tmp_path / "scan.json", record)
     with pytest.raises(ValueError, match=f"^resume: .*scan.json: {re.escape(message)}"):
         nd.read_scan_record(tmp_path / "scan.json", "resume: ")
+
+
+def test_scan_in_words():
+    record = nd.scan_record(_found(), scale=1e-3)
+    assert nd.scan_skipped_text(record) == (
+        "the simulation diverged (NaN or infinite FC) at G = 0.4: 1 of 3 scanned points skipped")
+    assert nd.scan_skipped_text(record, analytic=True).startswith(
+        "the network has no stable fixed point (no analytic FC) at G = 0.4: 1 of 3")
+    record["grid"]["loss"][1] = record["grid"]["mean_fc"][1] = 0.2
+    assert nd.scan_skipped_text(record) is None  # every point finite
+    # No start: the span of the mean FC said beside the level it missed.
+    assert nd.scan_no_crossing_text(record) == (
+        "no G in [0.2, 0.4] brings the simulated mean FC to the data's 0.300 (it stays within "
+        "[0.100, 0.300])")
+    record["grid"]["mean_fc"] = [math.nan] * 3
+    assert nd.scan_no_crossing_text(record).endswith("(every simulation diverged)")

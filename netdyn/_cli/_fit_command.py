@@ -20,7 +20,7 @@ from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
-from .._search.scan_record import read_scan_record, scan_record
+from .._search.scan_record import read_scan_record, scan_record, scan_skipped_text
 from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
@@ -30,7 +30,6 @@ from ._plan import FitPlan, plan_options
 from ._report import (
     cautions,
     diverged_message,
-    diverged_points_message,
     for_people,
     no_crossing_message,
     report,
@@ -68,9 +67,9 @@ def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
               f"highest ({np.nanmax(found.search.results['mean_fc']):.3f}) is within the loss's "
               f"level width ({loss_fn.level_width:g}) of it, as one short simulation reads "
               "the level low: starting at that peak.", flush=True)
-    skipped = diverged_points_message(scan, args.engine)
+    skipped = scan_skipped_text(scan, analytic=args.engine == "linear")
     if skipped is not None:
-        print(skipped, file=sys.stderr, flush=True)
+        print(f"netdyn fit: {skipped}", file=sys.stderr, flush=True)
     return scan
 
 

@@ -19,6 +19,7 @@ from .._fit.history import FitHistory
 from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
 from .._persistence.strict_json import read_json_object, write_json
 from .._plot.fit_figure import fit_figure
+from .._search.scan_record import scan_no_crossing_text
 from ._model import MODELS
 from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
 from ._uncertainty import G_interval, uncertainty_line
@@ -126,32 +127,12 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     return True
 
 
-def diverged_points_message(scan: dict, engine: str = "simulation") -> str | None:
-    """The scanned values of G whose simulation diverged (a NaN or infinite mean FC or
-    loss; with ``engine="linear"``: no stable fixed point), which the choice of the start
-    skipped; ``None`` when every point is finite."""
-    g = np.asarray(scan["grid"]["G"], dtype=float)
-    ok = np.isfinite(np.asarray(scan["grid"]["mean_fc"], dtype=float)) & np.isfinite(
-        np.asarray(scan["grid"]["loss"], dtype=float))
-    if ok.all():
-        return None
-    bad = ", ".join(f"{v:.4g}" for v in g[~ok])
-    what = ("the network has no stable fixed point (no analytic FC)" if engine == "linear"
-            else "the simulation diverged (NaN or infinite FC)")
-    return f"netdyn fit: {what} at G = {bad}: {int((~ok).sum())} of {g.size} scanned points skipped"
-
-
 def no_crossing_message(scan: dict, out: Path) -> str:
     """Why there is no fit when no scanned G reaches the data's mean FC."""
-    g, m = np.asarray(scan["grid"]["G"]), np.asarray(scan["grid"]["mean_fc"])
-    ok = np.isfinite(m)
-    span = (f"it stays within [{m[ok].min():.3f}, {m[ok].max():.3f}]" if ok.any()
-            else "every simulation diverged")
-    return (f"netdyn fit: error: no usable fit: no G in [{g.min():.3g}, {g.max():.3g}] brings "
-            f"the simulated mean FC to the data's {scan['target_mean_fc']:.3f} ({span}); the "
-            f"scan is in {out}/scan.json. The model cannot reach the FC's level here: change "
-            "--sigma, the model's parameters or --speed, check the weights' scale "
-            "(--normalise), or give --G to fit from a start of your own.")
+    return (f"netdyn fit: error: no usable fit: {scan_no_crossing_text(scan)}; the scan is in "
+            f"{out}/scan.json. The model cannot reach the FC's level here: change --sigma, the "
+            "model's parameters or --speed, check the weights' scale (--normalise), or give "
+            "--G to fit from a start of your own.")
 
 
 def cautions(result: dict) -> list[str]:

@@ -1,9 +1,12 @@
 """A scan for the start of a fit as a record (``scan.json`` of ``netdyn fit``): written
-by ``scan_record``, read back, every field checked, by ``read_scan_record``."""
+by ``scan_record``, read back, every field checked, by ``read_scan_record``, and said in
+words (``scan_skipped_text``, ``scan_no_crossing_text``)."""
 
 import math
 import os
 from pathlib import Path
+
+import numpy as np
 
 from .._persistence.strict_json import read_json_object
 from .scan_start import StartScan
@@ -67,3 +70,32 @@ def read_scan_record(path: str | os.PathLike, context: str = "") -> dict:
     for k in ("loss", "mean_fc"):
         scan["grid"][k] = [math.nan if v is None else v for v in scan["grid"][k]]
     return scan
+
+
+def scan_skipped_text(scan: dict, analytic: bool = False) -> str | None:
+    """The scanned values of G whose loss or mean FC is not finite, which the choice of
+    the start skipped, in words: ``"the simulation diverged (NaN or infinite FC) at G =
+    1.2, 1.35: 2 of 17 scanned points skipped"`` (``analytic``: ``"the network has no
+    stable fixed point (no analytic FC)"``); ``None`` when every point is finite.
+    ``scan`` is a record of ``scan_record`` (or ``read_scan_record``)."""
+    g = np.asarray(scan["grid"]["G"], dtype=float)
+    ok = np.isfinite(np.asarray(scan["grid"]["mean_fc"], dtype=float)) & np.isfinite(
+        np.asarray(scan["grid"]["loss"], dtype=float))
+    if ok.all():
+        return None
+    what = ("the network has no stable fixed point (no analytic FC)" if analytic
+            else "the simulation diverged (NaN or infinite FC)")
+    bad = ", ".join(f"{v:.4g}" for v in g[~ok])
+    return f"{what} at G = {bad}: {int((~ok).sum())} of {g.size} scanned points skipped"
+
+
+def scan_no_crossing_text(scan: dict) -> str:
+    """Why a scan (a record of ``scan_record`` without a start) found no start, in words:
+    ``"no G in [0.05, 0.45] brings the simulated mean FC to the data's 0.307 (it stays
+    within [0.01, 0.2])"``, or ``"(every simulation diverged)"``."""
+    g, m = np.asarray(scan["grid"]["G"]), np.asarray(scan["grid"]["mean_fc"], dtype=float)
+    ok = np.isfinite(m)
+    span = (f"it stays within [{m[ok].min():.3f}, {m[ok].max():.3f}]" if ok.any()
+            else "every simulation diverged")
+    return (f"no G in [{g.min():.3g}, {g.max():.3g}] brings the simulated mean FC to the "
+            f"data's {scan['target_mean_fc']:.3f} ({span})")
