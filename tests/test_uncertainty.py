@@ -238,3 +238,32 @@ def test_interval_profile_of_a_quadratic_loss_is_its_exact_profile():
     np.testing.assert_allclose(p.loss, p.quadratic, rtol=1e-9)  # the model holds exactly
     with pytest.raises(ValueError, match="has no interval"):
         nd.interval_profile(loss, fitted, THETA, u, "nothing", key=key)
+
+
+def test_interval_profile_leaves_out_the_points_beyond_the_bounds():
+    # a > 0 with an interval [0.2, 1.8] around 1.0: the point 1.5 half-widths below the
+    # fit, 1.0 - 1.5 * 0.8 = -0.2, is not a valid a; it is left out (NaN), the others are
+    # local_profile's at those values.
+    def loss(m, key):
+        return (m.a - 1.0) ** 2 + (m.b - 0.5 * m.a) ** 2
+
+    model = Pair(jnp.asarray(1.0), jnp.asarray(0.5))
+    soft_inv = lambda x: x + jnp.log(-jnp.expm1(-x))  # noqa: E731 (softplus's inverse)
+    u0 = jnp.asarray([soft_inv(1.0), soft_inv(0.5)])
+    hessian = np.asarray(jax.hessian(lambda u: loss(Pair(*jax.nn.softplus(u)), None))(u0))
+    u = nd.Uncertainty(
+        names=("a", "b"), values=np.array([1.0, 0.5]), level=0.95, noise_sd=None,
+        data_sd=None, sd=np.array([0.4, 0.2]), lower=np.array([0.2, 0.1]),
+        upper=np.array([1.8, 0.9]), dof=np.array([3.0, 3.0]),
+        hessian_eigenvalues=np.linalg.eigvalsh(hessian), sloppy=(),
+        constrained=np.array([True, True]), valid=True, note="", hessian=hessian)
+    p = nd.interval_profile(loss, model, _pair, u, "a", bounds=nd.Positive())
+    np.testing.assert_allclose(p.values, [-0.2, 0.4, 1.0, 1.6, 2.2], rtol=1e-12)
+    assert np.isnan(p.loss[0]) and np.isnan(p.quadratic[0]) and np.isnan(p.others[0][0])
+    inner = nd.local_profile(loss, model, _pair, "a", p.values[1:], hessian,
+                             bounds=nd.Positive())
+    np.testing.assert_array_equal(p.loss[1:], inner.loss)
+    np.testing.assert_array_equal(p.quadratic[1:], inner.quadratic)
+    assert p.loss[2] == 0.0  # the fit itself
+    with pytest.raises(ValueError, match="outside its bounds"):
+        nd.local_profile(loss, model, _pair, "a", [-0.2, 1.0], hessian, bounds=nd.Positive())

@@ -172,6 +172,11 @@ def local_profile(
                          f"fitted coordinates {list(params.labels)}), got shape {h.shape}.")
     h = (h + h.T) / 2
     a = params.labels.index(coordinate)
+    low, high = params.range_of(a)
+    outside = grid[(grid <= low) | (grid >= high)]
+    if outside.size:
+        raise ValueError(f"local_profile: values {outside.tolist()} of {coordinate} lie "
+                         f"outside its bounds ({low:g}, {high:g}).")
     w, v = np.linalg.eigh(h)
     ok = constrained(w, v)
     if not ok[a]:
@@ -217,13 +222,30 @@ def interval_profile(
     where it does), as ``netdyn fit`` draws for G.
 
     ``loss_fn``, ``where``, ``key`` and ``bounds`` are those ``uncertainty`` was computed
-    with. **Raises** ``ValueError`` when ``coordinate`` has no interval there.
+    with. A point beyond the coordinate's bounds (the lower side of a wide interval of a
+    positive parameter, say) is not evaluated: its loss, quadratic model and other values
+    are NaN. **Raises** ``ValueError`` when ``coordinate`` has no interval there.
     """
     i = uncertainty.names.index(coordinate) if coordinate in uncertainty.names else None
     if i is None or not (uncertainty.valid and uncertainty.constrained[i]):
         raise ValueError(f"interval_profile: {coordinate!r} has no interval in this "
                          f"uncertainty (coordinates {list(uncertainty.names)}).")
     a, lo, hi = (float(x[i]) for x in (uncertainty.values, uncertainty.lower, uncertainty.upper))
-    values = [a + s * ((hi - a) if s > 0 else (a - lo)) for s in steps]
-    return local_profile(loss_fn, model, where, coordinate, values, uncertainty.hessian,
-                         key=key, bounds=bounds)
+    values = np.asarray([a + s * ((hi - a) if s > 0 else (a - lo)) for s in steps])
+    # A wide interval's outer points can lie beyond the parameter's bounds (G < 0, say):
+    # they are not evaluated (NaN).
+    params = FittedParameters(model, where, bounds)
+    low, high = params.range_of(params.labels.index(coordinate))
+    inside = (values > low) & (values < high)
+    if not inside.any():
+        raise ValueError(f"interval_profile: every point of the profile of {coordinate} "
+                         f"lies outside its bounds ({low:g}, {high:g}).")
+    prof = local_profile(loss_fn, model, where, coordinate, values[inside].tolist(),
+                         uncertainty.hessian, key=key, bounds=bounds)
+    loss, quadratic = np.full(values.size, np.nan), np.full(values.size, np.nan)
+    loss[inside], quadratic[inside] = prof.loss, prof.quadratic
+    others, found = [], iter(prof.others)
+    for ok in inside:
+        others.append(next(found) if ok else tuple(np.full_like(x, np.nan)
+                                                    for x in prof.others[0]))
+    return Profile(values, loss, others, prof.names, quadratic)

@@ -103,6 +103,12 @@ class FittedParameters(eqx.Module):
         """The leaves' physical values at ``u``, flat."""
         return jnp.concatenate([jnp.ravel(x) for x in self._leaves(u)])
 
+    def range_of(self, index: int) -> tuple[float, float]:
+        """The open interval of physical values of coordinate ``index`` (its leaf's
+        transform's ``range``)."""
+        leaf = int(np.searchsorted(np.cumsum(self._sizes), index, side="right"))
+        return self.transforms[leaf].range()
+
     def with_value(self, u, index: int, value) -> jax.Array:
         """``u`` with coordinate ``index`` moved so that its leaf's value is ``value``
         (through the leaf's transform; the other coordinates unchanged)."""
