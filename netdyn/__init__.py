@@ -43,6 +43,7 @@ from ._dynamics.sup_hopf import SupHopf as SupHopf
 from ._dynamics.wilson_cowan import WilsonCowan as WilsonCowan
 from ._evaluation.heldout import (
     HeldoutScores as HeldoutScores,
+    heldout_cautions as heldout_cautions,
     heldout_scores as heldout_scores,
 )
 from ._evaluation.long_check import (

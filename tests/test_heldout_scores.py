@@ -97,3 +97,13 @@ def test_bad_arguments_are_named(kw, words):
     net, loss, _, _ = _setup()
     with pytest.raises(ValueError, match=words):
         nd.heldout_scores(loss, net, key=jax.random.key(0), **kw)
+
+
+def test_heldout_cautions():
+    good = {"saturation": 0.05, "mean_fc": 0.39, "fc_r": 0.3}
+    assert nd.heldout_cautions(good, target_mean_fc=0.3) == []  # every limit met
+    bad = {"saturation": 0.256, "mean_fc": 0.42, "fc_r": 0.253}
+    assert nd.heldout_cautions(bad, target_mean_fc=0.307) == [
+        "26 % of the held-out FC pairs are above 0.9 (saturated)",
+        "the held-out mean FC 0.420 is 0.113 from the fitted 0.307",
+        "the held-out FC r is only 0.253"]

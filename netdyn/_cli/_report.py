@@ -13,6 +13,7 @@ from pathlib import Path
 import equinox as eqx
 import numpy as np
 
+from .._evaluation.heldout import heldout_cautions
 from .._evaluation.long_check import long_check_caution, long_check_text
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
@@ -136,18 +137,9 @@ def no_crossing_message(scan: dict, out: Path) -> str:
 
 
 def cautions(result: dict) -> list[str]:
-    """What makes the held-out result doubtful, in words (empty when nothing does): a
-    saturated FC, a level far from the fitted one, a pattern barely matched."""
-    h, level = result["heldout"], result["empirical_mean_fc"]
-    out = []
-    if h["saturation"] > 0.05:
-        out.append(f"{100 * h['saturation']:.0f} % of the held-out FC pairs are above 0.9 "
-                   "(saturated)")
-    if abs(h["mean_fc"] - level) > 0.1:
-        out.append(f"the held-out mean FC {h['mean_fc']:.3f} is {abs(h['mean_fc'] - level):.3f} "
-                   f"from the fitted {level:.3f}")
-    if h["fc_r"] < 0.3:
-        out.append(f"the held-out FC r is only {h['fc_r']:.3f}")
+    """What makes the result doubtful, in words (empty when nothing does): the held-out
+    FC's (``nd.heldout_cautions``), the long check's and the gradient check's."""
+    out = heldout_cautions(result["heldout"], result["empirical_mean_fc"])
     check, u = result.get("long_check"), result.get("uncertainty") or {}
     free = [n for n, ok in zip(u.get("names", ()), u.get("constrained", ())) if not ok]
     missed = None if check is None else long_check_caution(check, free)

@@ -149,3 +149,22 @@ def heldout_scores(
             on_set(i, one)
     mean, sd = mean_and_sd(scored)
     return HeldoutScores(mean=mean, sd=sd, sets=scored, fc=first_fc, fcd_skipped=skipped)
+
+
+def heldout_cautions(metrics: dict, target_mean_fc: float) -> list[str]:
+    """What makes a held-out result doubtful, in words (empty when nothing does), from the
+    metrics of the held-out FC against the fit's target (``HeldoutScores.mean["fit"]``:
+    ``saturation``, ``mean_fc``, ``fc_r``): more than 5 % of its pairs above 0.9
+    (saturated), a mean FC more than 0.1 from the target's ``target_mean_fc``, an FC r
+    below 0.3."""
+    out = []
+    if metrics["saturation"] > 0.05:
+        out.append(f"{100 * metrics['saturation']:.0f} % of the held-out FC pairs are above "
+                   "0.9 (saturated)")
+    gap = abs(metrics["mean_fc"] - target_mean_fc)
+    if gap > 0.1:
+        out.append(f"the held-out mean FC {metrics['mean_fc']:.3f} is {gap:.3f} from the "
+                   f"fitted {target_mean_fc:.3f}")
+    if metrics["fc_r"] < 0.3:
+        out.append(f"the held-out FC r is only {metrics['fc_r']:.3f}")
+    return out
