@@ -181,11 +181,17 @@ def _npy_header(path: Path, shape: bytes) -> Path:
         ("--fc", lambda p: _npy_header(p / "fc.npy", b"'shape': (3, \"\"\"3), }")),
         ("--fc", lambda p: _npy_header(p / "fc.npy", b"'shape': (1000000, 1000000), }")),
         ("--fc", lambda p: (p / "fc.npy", np.save(p / "fc.npy", np.eye(3) * 1j))[0]),
+        # The library's readers name the file; the command adds the option (no reading
+        # error of its own to catch).
+        ("--bold", lambda p: p / "missing.tsv"),
+        ("--bold", lambda p: _not_utf8(p / "latin1.tsv")),
+        ("--weights", lambda p: (p / "w.csv", (p / "w.csv").write_text("0,-1\n1,0\n"))[0]),
     ],
 )
 def test_bad_files_are_one_line_naming_the_file(flag, make, capsys, tmp_path):
     path = make(tmp_path)
-    err = _fail([*TINY, "--out", str(tmp_path / "fit"), flag, str(path)], capsys)
+    lengths = ["--lengths", str(path)] if flag == "--weights" else []
+    err = _fail([*TINY, "--out", str(tmp_path / "fit"), flag, str(path), *lengths], capsys)
     assert flag in err and str(path) in err
 
 

@@ -3,9 +3,6 @@ split of the runs into those the fit sees and those it is scored on, and the reg
 maps of ``--maps``."""
 
 import math
-import zipfile
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,23 +16,8 @@ from ._options import naming
 # The TR simulated when neither --tr nor the data give one (the HCP's).
 DEFAULT_TR = 720.0
 
-# What reading a damaged or foreign file can raise (ValueError covers UnicodeDecodeError).
-_READ_ERRORS = (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
-
-
-def _read(flag: str, path: str, read: Callable, *others: str):
-    """``read(path)``; any reading error as one ``ValueError`` naming ``flag`` and the file
-    (``path``, or one of ``others`` that ``read`` reads too)."""
-    try:
-        return read(path)
-    except _READ_ERRORS as e:
-        if isinstance(e, OSError) and e.strerror:
-            why = f"{e.filename or path}: {e.strerror}"
-        else:
-            why = " ".join(str(e).split()) or type(e).__name__
-            if not any(str(p) in why for p in (path, *others)):
-                why = f"{path}: {why}"
-        raise ValueError(f"{flag} {why}".rstrip(".") + ".") from None
+# The library's readers say every problem of a file (missing, damaged, foreign) as a
+# ValueError naming it: said here with the option that named the file (naming).
 
 
 @dataclass(frozen=True)
@@ -82,8 +64,8 @@ def _split(args, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
 def _runs(args, data) -> tuple[list[np.ndarray], float | None]:
     """The BOLD runs (``--bold`` files, else the dataset's) and their TR, if any."""
     if args.bold:
-        runs = _read("--bold", args.bold[0], lambda _: datasets.read_bold(
-            args.bold, n_regions=data.n_nodes), *args.bold[1:])
+        with naming("--bold"):
+            runs = datasets.read_bold(args.bold, n_regions=data.n_nodes)
         return [np.asarray(r) for r in runs.runs], runs.tr
     if data.bold is None:
         return [], None
@@ -129,10 +111,11 @@ def _connectome(args) -> datasets.Dataset:
     if args.weights is not None:
         if args.lengths is None:
             raise ValueError("--weights needs --lengths (tract lengths in mm).")
-        data = _read("--weights/--lengths:", args.weights,
-                     lambda w: datasets.read_connectome_csv(w, args.lengths), args.lengths)
+        with naming("--weights/--lengths:"):
+            data = datasets.read_connectome_csv(args.weights, args.lengths)
     else:
-        data = _read("--dataset", args.dataset, datasets.from_spec)
+        with naming("--dataset"):
+            data = datasets.from_spec(args.dataset)
     if data.lengths is None:
         raise ValueError(f"--dataset {data.name!r} has no tract lengths (needed for delays).")
     return data
@@ -140,7 +123,8 @@ def _connectome(args) -> datasets.Dataset:
 
 def _fc_file(path: str, n: int) -> np.ndarray:
     """The FC matrix of ``--fc``, checked against the connectome's ``n`` regions."""
-    target = np.asarray(_read("--fc", path, datasets.read_matrix), dtype=float)
+    with naming("--fc"):
+        target = np.asarray(datasets.read_matrix(path), dtype=float)
     if target.shape != (n, n):
         raise ValueError(
             f"--fc: the FC matrix has shape {target.shape}, but the connectome has {n} "
