@@ -107,7 +107,8 @@ def test_help_timing_is_the_measured_one(capsys):
         (["--fit", "G:maps"], "only parameters of the dynamics and input-gain vary"),
         (["--fit", "G,input-gain:global"], "input-gain is per region"),
         (["--fit", "G,I_o:maps", "--maps", "in-strength,in-strength"], "names in-strength twice"),
-        (["--fit", "G,I_o:maps", "--maps", ","], "give at least one map"),
+        (["--fit", "G,I_o:maps", "--maps", ","], "--maps ',': give at least one map"),
+        (["--fit", " , "], "--fit ' , ': no parameter named (e.g. 'G')"),  # nd.presets.select
         (["--fit", "G,I_o:maps", "--maps", "nowhere.txt"], "--maps nowhere.txt: cannot read"),
         (["--model", "rww-ei-fic", "--engine", "linear", "--fit", "G,sigma"],
          "cancels in the analytic FC"),

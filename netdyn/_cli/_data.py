@@ -136,7 +136,5 @@ def _fc_file(path: str, n: int) -> np.ndarray:
 def read_maps(spec: str, weights: np.ndarray, target_fc: np.ndarray) -> RegionMaps:
     """The maps of ``--maps`` (``nd.maps.from_spec``; the gradient is the fitted FC's,
     never the test subjects'), its errors naming the flag."""
-    if not any(s.strip() for s in spec.split(",")):
-        raise ValueError("--maps: give at least one map (in-strength, fc-gradient or a file).")
     with naming("--maps"):
         return region_maps.from_spec(spec, weights, target_fc)

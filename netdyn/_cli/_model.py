@@ -30,7 +30,5 @@ def with_G(args, net: Network, G: float) -> Network:
 def selection(args, net: Network, maps=None) -> tuple[Where, tuple, Network]:
     """``where``, ``bounds`` and the network with the parameters of ``--fit`` as arrays
     (``nd.presets.select``, its errors naming the flags)."""
-    if not any(s.strip() for s in args.fit.split(",")):
-        raise ValueError("--fit: give at least one parameter, e.g. --fit G.")
     return select(net, args.fit, MODELS[args.model].bounds, maps, context="--fit ",
                   model=f"--model {args.model}")
