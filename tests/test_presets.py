@@ -170,3 +170,25 @@ def test_select_makes_the_named_parameters_ready_to_fit():
                           ("input-gain:global", "input-gain is per region")):
         with pytest.raises(ValueError, match=f"^{re.escape('x ')}.*{re.escape(message)}"):
             nd.presets.select(net, spec, preset.bounds, context="x ")
+
+
+def test_preset_scan_start_is_the_commands_scan_of_G():
+    # The rww preset's scan: 5 values of G over [G0 / 3, 3 G0] = [0.05, 0.45] on its
+    # falling side, one realisation: nd.scan_start with that grid, by hand.
+    w, lengths = _connectome()
+    preset = nd.presets.MODELS["rww"]
+    net = preset.network(w, lengths)
+    target = 0.3 * np.ones((5, 5)) + 0.7 * np.eye(5)
+    loss = nd.FcLoss(target, nd.Heun(), preset.signal(720.0, 0.0), duration=7_200.0,
+                     dt=1.0, burn_in=0.0, realisations=2)
+    key = jax.random.key(0)
+    found = preset.scan_start(loss, net, grid=5, bisect=2, key=key)
+    by_hand = nd.scan_start(loss.replace(realisations=1), net, lambda n: n.coupling.G,
+                            np.linspace(0.15 / 3, 3 * 0.15, 5), key=key, iterations=2,
+                            side="falling")
+    np.testing.assert_allclose(found.search.values[:5], [0.05, 0.15, 0.25, 0.35, 0.45],
+                               rtol=1e-15)
+    np.testing.assert_array_equal(found.search.values, by_hand.search.values)
+    np.testing.assert_array_equal(found.search.results["loss"], by_hand.search.results["loss"])
+    assert (found.start, found.bracket, found.level) == (by_hand.start, by_hand.bracket,
+                                                         by_hand.level)

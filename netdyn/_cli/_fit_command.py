@@ -13,7 +13,6 @@ from .._fit.errors import FitDivergedError
 from .._fit.fit import fit
 from .._inference.check_gradient import check_gradient
 from .._loss._base import AbstractFcLoss
-from .._loss.fc_loss import FcLoss
 from .._network import Network
 from .._observation._stats import upper_triangle
 from .._observation.runs import runs_fc
@@ -21,7 +20,6 @@ from .._persistence import interrupt
 from .._persistence.fit_checkpoint import Checkpoint
 from .._persistence.strict_json import write_json
 from .._search.scan_record import read_scan_record, scan_record, scan_skipped_text
-from .._search.scan_start import scan_start
 from ._data import FitData
 from ._evaluation import at_fit, heldout_check, long_check
 from ._model import MODELS, with_G
@@ -42,26 +40,23 @@ from ._uncertainty import parameter_uncertainty
 
 
 def _scan(args, net: Network, loss_fn: AbstractFcLoss, key) -> dict:
-    """The start of G (in the units of ``--G``): ``nd.scan_start`` from ``args.grid``
-    values over [G0 / 3, 3 G0] (G0 the model's default), one realisation, forward only,
-    one noise key, bisected ``args.bisect`` times, on the model's side of the crossing; a
-    simulated scan whose peak falls short of the level by less than the loss's level
-    width starts at the peak. ``{"start": G or None, "bracket", "at_peak",
-    "target_mean_fc", "grid": {"G", "loss", "mean_fc", "stage"}}``."""
-    G0, f = MODELS[args.model].G, MODELS[args.model].factor("coupling.G")
-    one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
+    """The start of G (in the units of ``--G``): the preset's ``scan_start`` over
+    ``--grid`` values, ``--bisect`` times; a simulated scan whose peak falls short of the
+    level by less than the loss's level width starts at the peak. ``{"start": G or None,
+    "bracket", "at_peak", "target_mean_fc", "grid": {"G", "loss", "mean_fc", "stage"}}``."""
+    preset = MODELS[args.model]
+    G0 = preset.G
     level = float(np.mean(upper_triangle(np.asarray(loss_fn.target), k=1)))
     if not args.quiet:
         how = "the analytic FC" if args.engine == "linear" else "one simulation each"
         print(f"netdyn fit: scanning {args.grid} values of G ({how}) in [{G0 / 3:.3g}, "
               f"{3 * G0:.3g}] for the mean FC of the data ({level:.3f}), then its peak and "
               f"{args.bisect} bisections ...", flush=True)
-    found = scan_start(one, net, lambda n: n.coupling.G,
-                       np.linspace(G0 / 3, 3 * G0, args.grid) * f, key=key,
-                       iterations=args.bisect, side=MODELS[args.model].crossing,
-                       tolerance=loss_fn.level_width if args.engine == "simulation" else 0.0,
-                       on_point=lambda _: interrupt.check())  # Ctrl-C between simulations
-    scan = scan_record(found, f)
+    found = preset.scan_start(
+        loss_fn, net, grid=args.grid, bisect=args.bisect, key=key,
+        tolerance=loss_fn.level_width if args.engine == "simulation" else 0.0,
+        on_point=lambda _: interrupt.check())  # Ctrl-C between simulations
+    scan = scan_record(found, preset.factor("coupling.G"))
     if found.at_peak and not args.quiet:
         print(f"netdyn fit: no scanned G reached the data's mean FC ({found.level:.3f}); the "
               f"highest ({np.nanmax(found.search.results['mean_fc']):.3f}) is within the loss's "

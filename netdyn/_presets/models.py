@@ -4,11 +4,16 @@ defaults, the signal whose FC is compared, the range of each parameter and its u
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
+from .._loss._base import AbstractFcLoss
+from .._loss.fc_loss import FcLoss
 from .._monitor._base import AbstractMonitor
 from .._monitor.bold import Bold
 from .._monitor.temporal_average import TemporalAverage
 from .._network import Network
 from .._parameters.bounds import AbstractTransform, Interval, Positive
+from .._search.scan_start import StartScan, scan_start
 from .networks import HOPF_UNITS, hopf, rww, rww_ei_fic
 
 
@@ -58,6 +63,22 @@ class Preset:
         the defaults)."""
         return self.build(weights, lengths, G=self.G if G is None else G,
                           sigma=self.sigma if sigma is None else sigma, speed=speed)
+
+    def scan_start(self, loss_fn: AbstractFcLoss, network: Network, *, grid: int = 17,
+                   bisect: int = 8, key=None, tolerance: float = 0.0,
+                   on_point: Callable[[float], None] | None = None) -> StartScan:
+        """Where ``netdyn fit`` starts a fit of G of this preset's ``network``:
+        ``nd.scan_start`` from ``grid`` values evenly spaced over [G / 3, 3 G] (``G`` the
+        preset's default), ``bisect`` bisections on the preset's ``crossing`` side, with
+        one realisation of an ``nd.FcLoss`` (forward only, one noise ``key``);
+        ``tolerance`` and ``on_point`` as there. Its values are the network's:
+        ``nd.scan_record(found, preset.factor("coupling.G"))`` records them in the
+        preset's units."""
+        one = loss_fn.replace(realisations=1) if isinstance(loss_fn, FcLoss) else loss_fn
+        values = np.linspace(self.G / 3, 3 * self.G, grid) * self.factor("coupling.G")
+        return scan_start(one, network, lambda n: n.coupling.G, values, key=key,
+                          iterations=bisect, side=self.crossing, tolerance=tolerance,
+                          on_point=on_point)
 
 
 MODELS = {
