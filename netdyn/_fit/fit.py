@@ -46,10 +46,8 @@ def fit(
     - ``loss_fn``: ``loss_fn(model, key)`` returns a scalar loss, or a pair
       ``(loss, metrics)`` where ``metrics`` is a ``dict`` of scalars recorded in the
       history (e.g. ``{"fc_r": r}``; ``netdyn.FcLoss`` returns ``fc_r`` and ``rmse``).
-      It is traced once, under ``jit`` and ``grad``. A chained loss
-      (``nd.AbstractChainedLoss``, e.g. ``nd.Chained(loss, burn_in=14_400.0)``) carries
-      a state from step to step (the simulated runs' end states, from which the next
-      step's runs continue): the fit keeps it in its state and checkpoint.
+      It is traced once, under ``jit`` and ``grad``. A chained loss (``nd.Chained``)
+      carries its runs' end states from step to step, in the fit's state and checkpoint.
     - ``optimizer``: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``).
       It sees a list of the unconstrained values, one array per leaf of ``where``'s
       result, in order: ``optax.multi_transform({"G": optax.adam(1e-3), "I_o":
