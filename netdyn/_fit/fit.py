@@ -36,9 +36,9 @@ def fit(
 
     Each step evaluates the loss and its gradient (``eqx.filter_value_and_grad``) and
     applies one ``optimizer`` update, in a single compiled function reused at every
-    step. Every other leaf of ``model`` stays fixed. A bounded parameter is optimized
-    through a transform $x = T(u)$ (``bounds``): the optimizer updates the unconstrained
-    $u$, so every iterate lies in the physical range.
+    step; the other leaves stay fixed. A bounded parameter is optimized through a
+    transform $x = T(u)$ (``bounds``): the optimizer updates the unconstrained $u$, so
+    every iterate lies in the physical range.
 
     **Arguments**:
 
@@ -47,7 +47,7 @@ def fit(
       ``(loss, metrics)`` where ``metrics`` is a ``dict`` of scalars recorded in the
       history (e.g. ``{"fc_r": r}``; ``netdyn.FcLoss`` returns ``fc_r`` and ``rmse``).
       It is traced once, under ``jit`` and ``grad``. A chained loss (``nd.Chained``)
-      carries its runs' end states from step to step, in the fit's state and checkpoint.
+      carries its runs' end states from step to step, in the fit's checkpoint too.
     - ``optimizer``: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``).
       It sees a list of the unconstrained values, one array per leaf of ``where``'s
       result, in order: ``optax.multi_transform({"G": optax.adam(1e-3), "I_o":
