@@ -53,8 +53,7 @@ def fit(
       result, in order: ``optax.multi_transform({"G": optax.adam(1e-3), "I_o":
       optax.adam(1e-2)}, ["G", "I_o"])`` gives each leaf its own step. Its ``update``
       also receives the loss as ``value=`` (optax's extra arguments), for optimizers
-      that use it: ``netdyn.backtrack(optax.adam(1e-2))`` takes back steps that raised
-      the loss.
+      that use it: ``netdyn.backtrack(optax.adam(1e-2))`` takes back bad steps.
     - ``where``: ``model -> leaf`` or a tuple / PyTree of leaves, as for
       ``eqx.tree_at``: e.g. ``lambda n: n.coupling.G`` or
       ``lambda n: (n.coupling.G, n.dynamics.I_o)``. Leaves must be floating point (a
