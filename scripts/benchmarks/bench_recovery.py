@@ -115,7 +115,8 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
               "command": H.without_temporary_paths(
                   "netdyn " + " ".join(argv[:argv.index("--out")]))}
     (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
-    return record
+    # No machine's paths in the saved measurements: the work folder (--work) as <work>.
+    return H.loads(H.dumps(record).replace(str(work), "<work>"))
 
 
 def _finished(out: Path) -> dict | None:
