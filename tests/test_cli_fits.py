@@ -7,6 +7,8 @@ import json
 import re
 import sys
 
+import equinox as eqx
+import jax
 import numpy as np
 import pytest
 from cli_helpers import TINY, fail as _fail
@@ -220,3 +222,32 @@ def test_a_given_fc_leaves_the_datasets_subjects_unused(tmp_path):
     np.testing.assert_array_equal(data.target, np.eye(80))
     data, _ = _split_seen(["fit", "--fc", str(path), "--test-subjects", "5,6,7"])
     assert len(data.train) == 4 and len(data.test) == 3
+
+
+def test_chain_burn_in_needs_the_simulation_engine_and_a_length(capsys):
+    assert "--chain-burn-in" in _fail([*TINY, "--engine", "linear", "--chain-burn-in", "720"],
+                                      capsys)
+    assert "--chain-burn-in" in _fail([*TINY, "--chain-burn-in", "-1"], capsys)
+
+
+@pytest.mark.slow
+def test_chain_burn_in_fits_along_persistent_chains_and_resumes(tmp_path, capsys):
+    # Hopf, G alone, 2 steps along chains (720 ms from each chain after the 720 ms burn-in
+    # once): the first step's loss is nd.Chained's own continue_from at the start.
+    argv = [*HOPF, "--grid", "0", "--G", "0.7", "--steps", "2", "--no-gradient-check",
+            "--chain-burn-in", "720", "--seed", "3"]
+    out = tmp_path / "fit"
+    assert nd.cli.main([*argv, "--out", str(out)]) == 0
+    assert "continuing the previous step's runs after 0.72 s" in capsys.readouterr().out
+    history = json.loads((out / "history.json").read_text())
+    plan = nd.cli.plan([*argv, "--out", str(out)])
+    chained = nd.Chained(plan.loss, burn_in=720.0)
+    key = jax.random.key(3)
+    carry = eqx.filter_jit(chained.start)(plan.network, key)
+    first = eqx.filter_jit(lambda c, n, k, s: c.continue_from(n, k, s)[0])(
+        chained, plan.network, key, carry)
+    assert history["loss"][0] == pytest.approx(float(first), rel=1e-10)
+    # Resumed once finished: the chains restored from the checkpoint with the fit's state,
+    # its history kept.
+    assert nd.cli.main([*argv, "--out", str(out), "--resume", "--quiet"]) == 0
+    assert json.loads((out / "history.json").read_text())["loss"] == history["loss"]

@@ -13,6 +13,7 @@ from .._fit.errors import FitDivergedError
 from .._fit.fit import fit
 from .._inference.check_gradient import check_gradient
 from .._loss._base import AbstractFcLoss
+from .._loss.chained import Chained
 from .._network import Network
 from .._observation._stats import upper_triangle
 from .._observation.runs import runs_fc
@@ -130,6 +131,12 @@ def _run(out: Path, planned: FitPlan) -> int:
                 args.engine == "linear" else
                 f"{args.realisations} x {args.duration / 1000:g} s of BOLD after a "
                 f"{simulated.burn_in_simulated / 1000:g} s burn-in (dt = {args.dt:g} ms)")
+        if args.chain_burn_in is not None:
+            each = (f"{args.realisations} x {args.duration / 1000:g} s of BOLD continuing "
+                    f"the previous step's runs after "
+                    f"{Chained(simulated, burn_in=args.chain_burn_in).burn_in / 1000:g} s "
+                    f"(the {simulated.burn_in_simulated / 1000:g} s burn-in once; dt = "
+                    f"{args.dt:g} ms)")
         print(
             f"netdyn fit: {args.model} on {data.name!r} ({data.weights.shape[0]} regions), "
             f"{_fitted_on(data, args.fc)}; each step: {each}; fitting "
@@ -148,8 +155,10 @@ def _run(out: Path, planned: FitPlan) -> int:
         args, loss_fn, net, where, key)
     interrupt.check()
     try:
+        chains = (loss_fn if args.chain_burn_in is None else
+                  Chained(loss_fn, burn_in=args.chain_burn_in))
         fitted, history = fit(
-            net, loss_fn, planned.optimizer,
+            net, chains, planned.optimizer,
             where=where, bounds=planned.bounds,
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=Checkpoint(out / "checkpoint.eqx", every=args.checkpoint_every,

@@ -213,6 +213,11 @@ def check_numbers(args) -> None:
         raise ValueError(f"--bisect must be >= 0, got {args.bisect}.")
     _positive("--fcd-weight", args.fcd_weight, zero=True)
     _positive("--burn-in", args.burn_in, " of ms", zero=True)  # used below, before FcLoss
+    if args.chain_burn_in is not None:
+        _positive("--chain-burn-in", args.chain_burn_in, " of ms", zero=True)
+        if args.engine != "simulation":
+            raise ValueError("--chain-burn-in continues simulated runs: it needs the "
+                             "simulation engine (--engine simulation).")
     if args.G is not None:
         _positive("--G", args.G)
     if args.sigma is not None:

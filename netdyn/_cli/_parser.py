@@ -64,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "approximate: it can point the wrong way where the dynamics have a long "
                        "memory, near the critical coupling and for regional parameters); by "
                        "default the gradient is exact, through the burn-in too")
+    model.add_argument("--chain-burn-in", type=float, default=None, dest="chain_burn_in",
+                       metavar="MS",
+                       help="persistent chains (nd.Chained): each step's runs continue from "
+                       "the previous step's after a burn-in of MS ms (whole TRs), the full "
+                       "--burn-in paid once before the first step; a step then simulates MS + "
+                       "--duration instead of --burn-in + --duration. The gradient holds each "
+                       "chain's start fixed (benchmarks/chains.md measures what that leaves "
+                       "out); the held-out check and error bars use the loss itself. Default: "
+                       "off (every step from the initial state)")
     model.add_argument("--tr", type=float, default=None,
                        help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
                        "the HCP's)")
