@@ -29,7 +29,8 @@ class Chained(AbstractChainedLoss):
     run's end state becomes the chain's state for the next step (kept in the fit's state
     and its checkpoint; a step whose loss or gradient is not finite leaves the chains
     where they were). Per step, ``burn_in + duration`` ms are simulated instead of
-    ``loss.burn_in + duration``.
+    ``loss.burn_in + duration``. The runs continue each chain's noise stream, so even with
+    ``nd.fit``'s fixed key (no ``redraw``) every step sees new noise.
 
     **What the gradient leaves out.** It flows through this step's ``burn_in`` and run
     (with ``loss.burn_in_gradient``), not into the chain's state: the chain's start,
