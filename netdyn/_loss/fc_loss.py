@@ -248,10 +248,11 @@ class FcLoss(AbstractFcLoss):
         return self.score(self.signals(network, key))
 
     def score(
-        self, x: Float[Array, "realisations time nodes"]
+        self, x: ArrayLike
     ) -> tuple[Float[Array, ""], dict[str, Float[Array, ""]], Float[Array, "nodes nodes"]]:
         """``(loss, metrics, simulated FC)`` of measured signals ``x`` (``[realisations,
         samples, nodes]``, as ``signals`` returns them)."""
+        x = jnp.asarray(x)
         simulated = jnp.mean(jax.vmap(fc)(x), axis=0)
         loss, metrics = self.loss_of_fc(simulated)
         if self.fcd_target is not None:
