@@ -42,6 +42,15 @@ def burn_in_length(loss, ms: float) -> float:
     return math.ceil(ms / period - 1e-9) * period
 
 
+def burnt_in(loss, network: Network, key: Key | None, history: SimulationState | None,
+             burn_in: float) -> SimulationState:
+    """The state after ``burn_in`` ms (whole periods) of ``loss``'s simulation from
+    ``history`` (``None``: the initial state), its monitor having seen them."""
+    return simulate_resolved(network, loss.solver, t0=0.0, t1=burn_in, dt=loss.dt,
+                             monitors={"signal": loss.monitor}, key=key, history=history,
+                             batch_last=loss.realisations >= BATCH_LAST).final
+
+
 def measured_run(loss, network: Network, key: Key | None, start: SimulationState | None,
                  burn_in: float) -> tuple[Float[Array, "time nodes"], SimulationState]:
     """One realisation of ``loss`` (an ``nd.FcLoss``) on a resolved, checked ``network``:
@@ -61,10 +70,8 @@ def measured_run(loss, network: Network, key: Key | None, start: SimulationState
     batch_last = loss.realisations >= BATCH_LAST
     if burn_in > 0:
         freeze = (lambda tree: tree) if loss.burn_in_gradient else frozen
-        warm = simulate_resolved(freeze(network), loss.solver, t0=0.0, t1=burn_in,
-                                 dt=loss.dt, monitors=monitors, key=key, history=history,
-                                 batch_last=batch_last)
-        t0, (history, warm_finite) = burn_in, restartable(freeze(warm.final))
+        warm = burnt_in(loss, freeze(network), key, history, burn_in)
+        t0, (history, warm_finite) = burn_in, restartable(freeze(warm))
         finite = warm_finite if finite is None else finite & warm_finite
     sol = simulate_resolved(network, loss.solver, t0=t0, t1=t0 + loss.duration, dt=loss.dt,
                             monitors=monitors, key=key, history=history,

@@ -8,11 +8,10 @@ import equinox as eqx
 from jaxtyping import Array, Float
 
 from .._custom_types import Key
-from .._simulate.simulate import simulate_resolved
 from .._solution import SimulationState
 from .._validate import number
 from ._base import AbstractChainedLoss, Metrics
-from ._runs import BATCH_LAST, burn_in_length, frozen, measured_run, over_realisations
+from ._runs import burn_in_length, burnt_in, frozen, measured_run, over_realisations
 from .fc_loss import FcLoss
 
 
@@ -82,10 +81,7 @@ class Chained(AbstractChainedLoss):
         burn_in = loss.burn_in_simulated
 
         def run(k):
-            warm = simulate_resolved(network, loss.solver, t0=0.0, t1=burn_in, dt=loss.dt,
-                                     monitors={"signal": loss.monitor}, key=k, history=None,
-                                     batch_last=loss.realisations >= BATCH_LAST)
-            return dataclasses.replace(warm.final, t=None)
+            return dataclasses.replace(burnt_in(loss, network, k, None, burn_in), t=None)
 
         return frozen(over_realisations(loss.realisations, run, key))
 
