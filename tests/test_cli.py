@@ -648,7 +648,7 @@ def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finishe
 def test_a_value_flat_at_the_held_out_length_too_is_said_to_be_unconstrained():
     # The fit's short loss left sigma without an interval; the long check decides what the
     # summary says of it: flat there too -> both agree; a minimum there -> only unresolved.
-    from netdyn._cli._uncertainty import uncertainty_line
+    from netdyn._evaluation.interval_text import uncertainty_text
 
     u = {"valid": True, "level": 0.95, "noise_keys": 4, "runs_left_out": None, "seconds": 3,
          "names": ["coupling.G", "noise.sigma"], "values": [0.2216, 0.00283],
@@ -659,7 +659,7 @@ def test_a_value_flat_at_the_held_out_length_too_is_said_to_be_unconstrained():
     def line(verdict):
         check = None if verdict is None else {"parameters": {"noise.sigma": {
             "verdict": verdict}}}
-        return uncertainty_line(u, [], check)
+        return uncertainty_text(u, [], check)
 
     assert ("noise.sigma 0.00283 (not constrained by the FC here: flat along it at the "
             "fit's length and at the held-out length (the long check below): no interval)"

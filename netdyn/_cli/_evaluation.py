@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from .._evaluation.heldout import heldout_scores, mean_and_sd
+from .._evaluation.interval_text import has_interval
 from .._evaluation.long_check import long_check as check_along
 from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._loss.fc_loss import FcLoss
@@ -17,7 +18,7 @@ from .._persistence import interrupt
 from ._data import FitData
 from ._model import MODELS, Where, leaf, long_name
 from ._plan import fcd_samples
-from ._uncertainty import has_interval, heldout_key
+from ._uncertainty import heldout_key
 
 
 def at_fit(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:

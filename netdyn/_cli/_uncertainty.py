@@ -6,6 +6,7 @@ import time
 import jax
 import numpy as np
 
+from .._evaluation.interval_text import has_interval
 from .._inference.leave_one_out import leave_one_run_out
 from .._inference.profile import INTERVAL_STEPS, interval_profile
 from .._inference.uncertainty import uncertainty
@@ -66,22 +67,6 @@ def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
             "needs longer simulations, e.g. a grid along it at the held-out check's length")
 
 
-def has_interval(name: str, u: dict | None) -> bool:
-    """Whether the report's ``uncertainty`` gave ``name`` an interval (its curvature seen)."""
-    if not u or not u.get("valid") or name not in u["names"]:
-        return False
-    return bool(u["constrained"][u["names"].index(name)])
-
-
-def G_interval(u: dict | None) -> tuple[float, float, float] | None:
-    """The fitted G and its interval, ``(G, lower, upper)`` in the units of ``--G``, from
-    the report's ``uncertainty``; ``None`` when G has none."""
-    if not has_interval("coupling.G", u):
-        return None
-    i = u["names"].index("coupling.G")
-    return u["values"][i], u["lower"][i], u["upper"][i]
-
-
 def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, u,
                reported: dict) -> dict | None:
     """The loss along G across its interval of ``u`` (``nd.interval_profile``: the other
@@ -98,65 +83,3 @@ def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, u,
             "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)
                            for f, r in zip(INTERVAL_STEPS, ratio)],
             "seconds": time.perf_counter() - start}
-
-
-def profile_text(p: dict) -> str:
-    """G's profile in words: the loss's rise over the quadratic model's at each point."""
-    pairs = [(f, r) for f, r in zip(p["steps"], p["rise_ratio"]) if r is not None]
-    at = ", ".join(f"{f:+g}" for f, _ in pairs)
-    ratios = ", ".join(f"{r:.2g}" for _, r in pairs)
-    return (f"profile of G ({len(p['G'])} points, {p['seconds']:.0f} s; fit.png): the "
-            "loss's rise from the fit over that of the quadratic model the interval rests "
-            f"on (1 where it holds), at {at} half-widths of the interval: {ratios}")
-
-
-def _label(name: str, map_names: list[str]) -> str:
-    """A coefficient along a map named by its map: ``....coefficients[1] (fc-gradient)``."""
-    base, _, index = name.partition("[")
-    if base.endswith(".coefficients") and index[:-1].isdigit():
-        k = int(index[:-1])
-        if k < len(map_names):
-            return f"{name} ({map_names[k]})"
-    return name
-
-
-# What the summary says of a value without an interval whose long check is flat too: the
-# fit's short loss and simulations as long as the held-out check agree (measured on rww's
-# sigma along the level: benchmarks/sigma_long.md, recovery.md).
-AGREED_FLAT = ("not constrained by the FC here: flat along it at the fit's length and at "
-               "the held-out length (the long check below)")
-
-
-def uncertainty_line(u: dict | None, map_names: list[str] = (),
-                     long_check: dict | None = None) -> str:
-    """The summary's line of intervals (or why there are none); a map's coefficient whose
-    interval holds 0 is said to be so (the data do not tell it from a flat map). A value
-    without an interval is "not resolved by the fit's loss" (``u["unresolved"]``) unless
-    ``long_check`` (the report's) found it flat at the held-out length too: then both
-    agree that the FC does not constrain it (``AGREED_FLAT``)."""
-    flat = {n for n, p in ((long_check or {}).get("parameters") or {}).items()
-            if p.get("verdict") == "flat"}
-    if u is None:
-        return ""
-    if "skipped" in u:
-        return f"netdyn fit: parameter intervals skipped ({u['skipped']}).\n"
-    if not u["valid"]:
-        return f"netdyn fit: no parameter intervals: {u['note']} ({u['seconds']:.0f} s).\n"
-    parts = []
-    for name, v, lo, hi, ok in zip(u["names"], u["values"], u["lower"], u["upper"],
-                                   u["constrained"]):
-        label = _label(name, list(map_names))
-        zero = " (holds 0: no evidence for the map)" if (
-            ok and label != name and lo <= 0 <= hi) else ""
-        why = AGREED_FLAT if name in flat else u.get("unresolved", "not constrained")
-        parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
-                     f"{label} {v:.4g} ({why}: no interval)")
-    sources = [f"noise over {u['noise_keys']} keys"] if u["noise_keys"] else []
-    if u["runs_left_out"]:
-        sources.append(f"leaving out each of the {len(u['runs_left_out'])} training subjects")
-    sources = ", ".join(sources)
-    sloppy = ("; barely constrained: " + "; ".join(u["sloppy"])) if u["sloppy"] else ""
-    p = u.get("profile")
-    profile = "" if p is None else "; " + profile_text(p)
-    return (f"netdyn fit: {100 * u['level']:.0f} % intervals ({sources}; "
-            f"{u['seconds']:.0f} s): {', '.join(parts)}{sloppy}{profile}.\n")
