@@ -115,3 +115,15 @@ def test_rww_transfer_finite_at_singular_point(dtype):
     dH = np.array([_dg_reference(m.d * float(v)) for v in u])  # dH/du * d = dg/dz
     np.testing.assert_allclose(np.asarray(dS_dc, np.float64),
                                (1 - S) * m.gamma * dH * m.a * m.J_N, rtol=1e-4)
+
+
+@pytest.mark.parametrize("z", [-30.0, -2.0, -0.3, -0.05, 0.0, 0.05, 0.3, 2.0, 30.0])
+def test_z_over_one_minus_exp_second_derivative(z):
+    # The written-out first derivative is itself differentiable (curvatures, Hessians):
+    # its derivative against central differences of the decimal reference's g'.
+    d2 = float(jax.jit(jax.grad(jax.grad(nd.z_over_one_minus_exp)))(jnp.float64(z)))
+    h = 1e-5
+    expected = (_dg_reference(z + h) - _dg_reference(z - h)) / (2 * h)
+    assert d2 == pytest.approx(expected, rel=1e-7, abs=1e-10)
+    if z == 0.0:
+        assert d2 == pytest.approx(1 / 6, rel=1e-14)  # g = 1 + z/2 + z^2/12 + ...
