@@ -1,9 +1,8 @@
-"""The fitted model's evaluations in ``netdyn fit``: its own FC at the fit (simulated, or
-the analytic one), the held-out check over noise sets (``nd.heldout_scores``), scored
-on the training and the test subjects, and the long check (``nd.long_check``): the loss
-at the held-out check's length along each fitted global value of a simulated fit, what
-long simulations say about a parameter that the fit's own short, noisy loss may not
-resolve (why, and what was measured: ``netdyn/_evaluation/long_check.py``)."""
+"""The fitted model's evaluations in ``netdyn fit``: the held-out check over noise sets
+(``nd.heldout_scores``), scored on the training and the test subjects, and the long check
+(``nd.long_check``): the loss at the held-out check's length along each fitted global value
+of a simulated fit, what long simulations say about a parameter that the fit's own short,
+noisy loss may not resolve (why, and what was measured: ``netdyn/_evaluation/long_check.py``)."""
 
 import time
 
@@ -12,24 +11,12 @@ import numpy as np
 from .._evaluation.heldout import heldout_scores, mean_and_sd
 from .._evaluation.interval_text import has_interval
 from .._evaluation.long_check import long_check as check_along
-from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._loss.fc_loss import FcLoss
 from .._persistence import interrupt
 from ._data import FitData
 from ._model import MODELS, Where, leaf, long_name
 from ._plan import fcd_samples
 from ._uncertainty import heldout_key
-
-
-def at_fit(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
-    """The fit's own metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``,
-    and any the loss adds) and FC at ``model``: simulated with ``key`` as each step was,
-    or the analytic FC, through the program the start's scan compiled (``evaluate_compiled``:
-    for the linear engine, the same loss and model structure, so compiled once)."""
-    loss, metrics, f = evaluate_compiled(loss_fn, model, key)
-    out = {k: float(v) for k, v in metrics.items()}
-    out["loss"] = float(loss)
-    return out, np.asarray(f)
 
 
 def heldout_check(args, data: FitData, heldout_fn: FcLoss, fitted, key):

@@ -9,6 +9,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from .._evaluation.fit_report import at_fit
 from .._fit.errors import FitDivergedError
 from .._fit.fit import fit
 from .._inference.check_gradient import check_gradient
@@ -19,12 +20,13 @@ from .._observation._stats import upper_triangle
 from .._observation.runs import runs_fc
 from .._persistence import interrupt
 from .._persistence.fit_checkpoint import Checkpoint
+from .._persistence.fit_results import write_history
 from .._persistence.strict_json import write_json
 from .._search.scan_record import read_scan_record, scan_record, scan_skipped_text
 from ._data import FitData
-from ._evaluation import at_fit, heldout_check, long_check
+from ._evaluation import heldout_check, long_check
 from ._model import MODELS, with_G
-from ._options import fitted_names
+from ._options import fitted_names, one_line
 from ._plan import FitPlan, plan_options
 from ._report import (
     cautions,
@@ -33,10 +35,9 @@ from ._report import (
     no_crossing_message,
     report,
     summary,
-    write_history,
     write_results,
 )
-from ._run_folder import CHECKPOINT, SCAN, command_line, prepare, record_resume, run_folder
+from ._run_folder import SCAN, prepare, record_resume, resume_hint, run_folder
 from ._uncertainty import parameter_uncertainty
 
 
@@ -94,28 +95,16 @@ def fit_command(args, argv: Sequence[str]) -> int:
         return _run(out, planned)
     except OSError as e:
         # A full disk: name the file, and say what the checkpoint still holds.
-        raise ValueError(_unwritten(e, out, argv)) from None
+        saved, again = resume_hint(out, argv)
+        raise ValueError(f"{one_line(e)}; " + (
+            f"no step is saved: start again with: {again}" if saved is None else
+            f"{saved}: once it can be written, continue with: {again}")) from None
     except KeyboardInterrupt:
-        saved = run_folder(out).saved_steps()
-        if saved is None or saved[0] == 0:
-            print("netdyn fit: interrupted before the first step was done: nothing to "
-                  f"resume. Start again with: {command_line(argv, '--overwrite')}",
-                  file=sys.stderr)
-        else:
-            print(f"netdyn fit: interrupted; {saved[0]} of {saved[1]} steps are saved in "
-                  f"{out / CHECKPOINT}. Continue with: {command_line(argv, '--resume')}",
-                  file=sys.stderr)
+        saved, again = resume_hint(out, argv)
+        print("netdyn fit: " + (f"interrupted; {saved}. Continue with: {again}" if saved else
+                                "interrupted before the first step was done: nothing to "
+                                f"resume. Start again with: {again}"), file=sys.stderr)
         return 130
-
-
-def _unwritten(e: OSError, out: Path, argv: Sequence[str]) -> str:
-    """A file error during the fit (a full disk) in words, with what can be resumed."""
-    text = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else str(e)
-    saved = run_folder(out).saved_steps()
-    if saved is None or saved[0] == 0:
-        return f"{text}; no step is saved: start again with: {command_line(argv, '--overwrite')}"
-    return (f"{text}; {saved[0]} of {saved[1]} steps are saved in {out / CHECKPOINT}: "
-            f"once it can be written, continue with: {command_line(argv, '--resume')}")
 
 
 def _run(out: Path, planned: FitPlan) -> int:

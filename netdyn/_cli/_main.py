@@ -9,18 +9,9 @@ import jax
 
 from .._persistence import interrupt
 from ._fit_command import fit_command
+from ._options import one_line
 from ._parser import build_parser
 from ._report import finished_summary
-
-
-def _one_line(e: BaseException) -> str:
-    """An error as one line that names its input (a file error names the file)."""
-    if isinstance(e, OSError) and e.strerror:
-        text = f"{e.filename}: {e.strerror}" if e.filename else e.strerror
-    else:
-        text = str(e) or type(e).__name__
-    return " ".join(text.split())
-
 
 # Said at the first Ctrl-C: the fit stops at its next safe point (see _persistence/interrupt.py).
 _STOPPING = ("netdyn fit: Ctrl-C: stopping once the current step (or simulation) is done; "
@@ -71,7 +62,7 @@ def _command(argv: list[str]) -> int:
     except (ValueError, OSError) as e:
         # Bad options, unreadable or corrupt files (checkpoints included), an unwritable
         # --out or a full disk: said in one line, not a traceback.
-        parser.exit(2, f"netdyn {args.command}: error: {_one_line(e)}\n")
+        parser.exit(2, f"netdyn {args.command}: error: {one_line(e)}\n")
     except KeyboardInterrupt:
         # Before the fit started (the fit command handles it from there on).
         print(f"netdyn {args.command}: interrupted.", file=sys.stderr)

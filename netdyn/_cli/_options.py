@@ -174,6 +174,15 @@ def naming(flag: str, *library: str):
         raise ValueError(f"{flag}{':' if library else ''} {e}") from None
 
 
+def one_line(e: BaseException) -> str:
+    """An error as one line that names its input (a file error names the file)."""
+    if isinstance(e, OSError) and e.strerror:
+        text = f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    else:
+        text = str(e) or type(e).__name__
+    return " ".join(text.split())
+
+
 # The time loop counts steps in int32.
 _MAX_STEPS = 2**31 - 1
 

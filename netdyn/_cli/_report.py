@@ -4,7 +4,6 @@
 
 from pathlib import Path
 
-import equinox as eqx
 import numpy as np
 
 from .._evaluation.fit_report import fit_report, history_in_units
@@ -14,15 +13,12 @@ from .._evaluation.interval_text import G_interval
 from .._evaluation.long_check import long_check_caution
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
-from .._persistence.atomic import all_or_none, write_atomic, write_figure, write_matrix
-from .._persistence.strict_json import read_json_object, write_json
+from .._persistence.fit_results import write_results as write_fit_results
+from .._persistence.strict_json import read_json_object
 from .._plot.fit_figure import fit_figure
 from .._search.scan_record import scan_no_crossing_text
 from ._model import MODELS
-from ._run_folder import CHECKPOINT, MODEL, RESULTS, SCAN, settings
-
-# What write_results writes: the results of a finished fit.
-RESULT_FILES = tuple(name for name in RESULTS if name not in (CHECKPOINT, SCAN))
+from ._run_folder import settings
 
 
 def for_people(history: FitHistory, model: str) -> FitHistory:
@@ -42,37 +38,20 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
                       args.engine, used)
 
 
-def write_history(out: Path, history: FitHistory) -> None:
-    """``history.csv`` and ``history.json`` (``FitHistory`` writes both atomically, with
-    the same helper as ``_persistence/atomic.py``), both or neither."""
-    with all_or_none(out, ("history.csv", "history.json")):
-        history.to_csv(out / "history.csv")
-        history.to_json(out / "history.json")
-
-
 def write_results(args, out: Path, result: dict, history: FitHistory, empirical, simulated,
                   simulated_heldout, title: str, fitted) -> bool:
-    """Write every result file (each atomically); whether the figure was written.
-    ``empirical``: ``(target, test)``, the FC fitted and that of the test subjects (or
-    ``None``); ``fitted``: the fitted network (``model.eqx``, its leaves). All of them or
-    none: on a failure (a full disk) the result files are removed, ``params.json``
-    (written last) included, and the checkpoint stays."""
-    with all_or_none(out, RESULT_FILES):
-        write_atomic(out / MODEL, lambda f: eqx.tree_serialise_leaves(f, fitted))
-        write_history(out, history)
-        write_matrix(out / "fc_simulated.csv", simulated)
-        write_matrix(out / "fc_heldout.csv", simulated_heldout)
-        plotted = _write_figure(args, out, result, history, empirical, (simulated,
-                                simulated_heldout), title)
-        write_json(out / "params.json", result)
-    return plotted
+    """Write every result file (``write_results`` of the library: all or none; the
+    checkpoint stays); whether the figure was written. ``empirical``: ``(target, test)``,
+    the FC fitted and that of the test subjects (or ``None``); ``fitted``: the fitted
+    network (``model.eqx``, its leaves)."""
+    fig = None if args.no_plot else _figure(result, history, empirical,
+                                            (simulated, simulated_heldout), title)
+    write_fit_results(out, result, history, fitted, simulated, simulated_heldout, fig)
+    return fig is not None
 
 
-def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
-                  simulated: tuple, title: str) -> bool:
-    """``fit.png`` unless ``--no-plot`` or without matplotlib; whether it was written."""
-    if args.no_plot:
-        return False
+def _figure(result: dict, history: FitHistory, empirical, simulated: tuple, title: str):
+    """``fit.png``'s figure, ``None`` (said) without matplotlib."""
     fig = fit_figure(history, empirical[0], *simulated, test=empirical[1], title=title,
                      scan=result["grid"], runs=result.get("runs"),
                      interval=G_interval(result.get("uncertainty")),
@@ -83,9 +62,7 @@ def _write_figure(args, out: Path, result: dict, history: FitHistory, empirical,
     if fig is None:
         print("netdyn fit: matplotlib is not installed, no figure "
               "(pip install 'netdyn[plot]').")
-        return False
-    write_figure(out / "fit.png", fig)
-    return True
+    return fig
 
 
 def no_crossing_message(scan: dict, out: Path) -> str:

@@ -16,6 +16,7 @@ import equinox as eqx
 import jax
 
 from .._network import Network
+from .._persistence.fit_results import RESULT_FILES
 from .._persistence.run_folder import RunFolder
 from .._persistence.strict_json import read_json_object
 from ._plan import FitPlan, plan_options
@@ -24,9 +25,7 @@ CHECKPOINT = "checkpoint.eqx"
 SETTINGS = "settings.json"
 SCAN = "scan.json"
 # What a fit leaves in its folder: what --overwrite replaces.
-MODEL = "model.eqx"
-RESULTS = ("params.json", "history.csv", "history.json", "fc_simulated.csv",
-           "fc_heldout.csv", "fit.png", MODEL, CHECKPOINT, SCAN)
+RESULTS = (*RESULT_FILES, CHECKPOINT, SCAN)
 # Options that do not change the optimization: they may differ on --resume. --remat
 # changes memory and time; in exact arithmetic not the values, in floating point their last
 # digits (XLA compiles the recomputation differently: ~1e-16 relative in the steps after
@@ -74,6 +73,16 @@ def command_line(argv: Sequence[str], flag: str) -> str:
     return shlex.join(["netdyn", *kept, flag])
 
 
+def resume_hint(out: Path, argv: Sequence[str]) -> tuple[str | None, str]:
+    """What the checkpoint in ``out`` holds, in words (``None`` without a step done), and
+    the command that continues the fit from it (or, without a step, starts it again)."""
+    saved = run_folder(out).saved_steps()
+    if saved is None or saved[0] == 0:
+        return None, command_line(argv, "--overwrite")
+    return (f"{saved[0]} of {saved[1]} steps are saved in {out / CHECKPOINT}",
+            command_line(argv, "--resume"))
+
+
 def load_fitted(folder: str | os.PathLike) -> tuple[Network, FitPlan]:
     """The fitted network of the ``netdyn fit`` whose results are in ``folder``, and the
     plan of that fit (``nd.cli.plan`` of its options: data, losses, fitted leaves).
@@ -85,7 +94,7 @@ def load_fitted(folder: str | os.PathLike) -> tuple[Network, FitPlan]:
     A folder without a finished fit raises a ``ValueError`` that names the file.
     """
     folder = Path(folder)
-    model = folder / MODEL
+    model = folder / "model.eqx"
     if not model.is_file():
         raise ValueError(f"nd.cli.load_fitted: {model} does not exist; {folder} holds no "
                          "finished fit (the command writes it with params.json).")

@@ -1,15 +1,12 @@
-"""Error bars of ``netdyn fit``: the fitted parameters' intervals (``nd.uncertainty``: noise
-keys and left-out training subjects), G's profile, and the held-out check's noise stream."""
-
-import time
+"""Error bars of ``netdyn fit``: whether and from what the fitted parameters' intervals are
+computed (``--uncertainty``: noise keys and left-out training subjects;
+``uncertainty_report``), and the held-out check's noise stream."""
 
 import jax
 import numpy as np
 
-from .._evaluation.interval_text import has_interval
+from .._evaluation.fit_uncertainty import uncertainty_report
 from .._inference.leave_one_out import leave_one_run_out
-from .._inference.profile import INTERVAL_STEPS, interval_profile
-from .._inference.uncertainty import uncertainty
 from .._loss._base import AbstractFcLoss
 from ._data import FitData
 from ._model import MODELS
@@ -44,15 +41,9 @@ def parameter_uncertainty(args, data: FitData, loss_fn: AbstractFcLoss, fitted, 
     if not keys and leave is None:
         return {"skipped": "the loss is deterministic (--engine linear) and there are fewer "
                 "than 2 training subjects to leave out: no spread to measure"}
-    start = time.perf_counter()
-    u = uncertainty(loss_fn, fitted, where, key=key, noise_keys=keys or None,
-                    leave_one_out=leave, bounds=bounds)
-    out = u.in_units(MODELS[args.model].factor).as_dict()
-    out.update(seconds=time.perf_counter() - start, noise_keys=len(keys),
-               runs_left_out=None if leave is None else list(data.train_subjects),
-               unresolved=_unresolved(args, loss_fn))
-    out["profile"] = _G_profile(args, loss_fn, fitted, where, bounds, key, u, out)
-    return out
+    return uncertainty_report(loss_fn, fitted, where, bounds, key, MODELS[args.model], keys,
+                              leave, None if leave is None else data.train_subjects,
+                              _unresolved(args, loss_fn))
 
 
 def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
@@ -65,21 +56,3 @@ def _unresolved(args, loss_fn: AbstractFcLoss) -> str:
     return (f"not resolved by the fit's loss ({args.realisations} x "
             f"{args.duration / 1000:g} s per evaluation): whether the data constrain it "
             "needs longer simulations, e.g. a grid along it at the held-out check's length")
-
-
-def _G_profile(args, loss_fn: AbstractFcLoss, fitted, where, bounds, key, u,
-               reported: dict) -> dict | None:
-    """The loss along G across its interval of ``u`` (``nd.interval_profile``: the other
-    fitted values moved as the Hessian says), beside the quadratic model the interval rests
-    on, G in the units of ``--G``; ``None`` without an interval for G (``reported``)."""
-    if not has_interval("coupling.G", reported):
-        return None
-    start = time.perf_counter()
-    prof = interval_profile(loss_fn, fitted, where, u, "coupling.G", key=key, bounds=bounds)
-    ratio = prof.rise_ratio(INTERVAL_STEPS.index(0.0))  # 1 where the quadratic model holds
-    return {"G": (prof.values / MODELS[args.model].factor("coupling.G")).tolist(),
-            "loss": prof.loss.tolist(), "quadratic": prof.quadratic.tolist(),
-            "steps": list(INTERVAL_STEPS),
-            "rise_ratio": [None if f == 0 or not np.isfinite(r) else float(r)
-                           for f, r in zip(INTERVAL_STEPS, ratio)],
-            "seconds": time.perf_counter() - start}

@@ -1,5 +1,6 @@
-"""A fit of a preset as a report in the preset's units, steps counted from 1: the history
-a person reads (``history.csv``) and the core of ``params.json`` (``netdyn fit``).
+"""A fit of a preset as a report in the preset's units, steps counted from 1: the fit's own
+metrics at its end, the history a person reads (``history.csv``) and the core of
+``params.json`` (``netdyn fit``).
 
 The library's ``FitHistory`` numbers steps from 0 and holds the network's values (for
 ``--model hopf`` in ms units); a person reading the progress line (``step 1/12``), the
@@ -10,7 +11,19 @@ import dataclasses
 import numpy as np
 
 from .._fit.history import FitHistory
+from .._loss._base import AbstractFcLoss, evaluate_compiled
 from .._presets.models import Preset
+
+
+def at_fit(loss_fn: AbstractFcLoss, model, key) -> tuple[dict[str, float], np.ndarray]:
+    """The fit's own metrics (``fc_r``, ``rmse``, ``mean_fc``, ``saturation``, ``loss``,
+    and any the loss adds) and FC at ``model``: simulated with ``key`` as each step was,
+    or the analytic FC, through the program the start's scan compiled (``evaluate_compiled``:
+    for the linear engine, the same loss and model structure, so compiled once)."""
+    loss, metrics, f = evaluate_compiled(loss_fn, model, key)
+    out = {k: float(v) for k, v in metrics.items()}
+    out["loss"] = float(loss)
+    return out, np.asarray(f)
 
 
 def value(x):
