@@ -66,13 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "default the gradient is exact, through the burn-in too")
     model.add_argument("--chain-burn-in", type=float, default=None, dest="chain_burn_in",
                        metavar="MS",
-                       help="persistent chains (nd.Chained): each step's runs continue from "
-                       "the previous step's after a burn-in of MS ms (whole TRs), the full "
-                       "--burn-in paid once before the first step; a step then simulates MS + "
-                       "--duration instead of --burn-in + --duration. The gradient holds each "
-                       "chain's start fixed (benchmarks/chains.md measures what that leaves "
-                       "out); the held-out check and error bars use the loss itself. Default: "
-                       "off (every step from the initial state)")
+                       help="persistent chains (nd.Chained): each step's runs continue the "
+                       "previous step's after a burn-in of MS ms (whole TRs; the full --burn-in "
+                       "once, before the first step), so a step simulates MS + --duration; the "
+                       "gradient holds each chain's start fixed (benchmarks/chains.md); the "
+                       "held-out check and error bars use the plain loss (default: off)")
     model.add_argument("--tr", type=float, default=None,
                        help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
                        "the HCP's)")
@@ -120,12 +118,12 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      "mean (Huber: no kink where a fit sits); 1-r+mean: the absolute difference "
                      "instead; 1-r: pattern only; rmse: their RMSE (default: 1-r+huber)")
     opt.add_argument("--grid", type=int, default=None, metavar="N",
-                     help="when G is fitted and --G is not given: scan N values of G evenly spaced "
-                     "over [G0 / 3, 3 G0] (G0 the model's default; extended up to twice, 3x beyond "
-                     "its edge, if needed), each scored by one forward simulation of one "
-                     "realisation, for the two neighbours between which the simulated mean FC "
-                     "crosses the empirical one; --bisect narrows that bracket; the fit starts at "
-                     f"the lowest loss seen. 0: start at G0 (default {DEFAULT_GRID})")
+                     help="when G is fitted and --G is not given: scan N values of G evenly "
+                     "spaced over [G0 / 3, 3 G0] (G0 the model's default; extended up to twice, 3x "
+                     "beyond its edge, if needed), one forward simulation each, for the bracket "
+                     "where the simulated mean FC crosses the empirical one (--bisect narrows "
+                     f"it); the fit starts at the lowest loss seen. 0: start at G0 (default "
+                     f"{DEFAULT_GRID})")
     opt.add_argument("--bisect", type=int, default=None, metavar="K",
                      help="bisections of the bracket of the mean-FC crossing (each one "
                      f"forward simulation; default {DEFAULT_BISECT}: 2^-{DEFAULT_BISECT} of "
