@@ -352,3 +352,85 @@ def test_warmup_samples_are_discarded():
     with pytest.raises(ValueError, match="warmup"):
         nd.simulate(net, nd.Heun(), t0=0.0, t1=2000.0, dt=1.0,
                     monitors={"bold": nd.Bold(period=1000.0, warmup=2000.0)})
+
+
+# --- a coarser hemodynamic step (``integration_step``) ---------------------------------
+
+
+def _integration_step_setup(n=4):
+    rng = np.random.default_rng(5)
+    w = rng.uniform(0, 1, (n, n))
+    graph = nd.DelayGraph(w, rng.uniform(2, 20, (n, n)))
+    net = nd.Network(nd.ReducedWongWang(), nd.DelayedLinear(G=0.3), graph,
+                     nd.AdditiveNoise(sigma=0.02))
+    return net
+
+
+def test_bold_integration_step_matches_numpy_on_block_means(getkey):
+    """One RK4 step of ``integration_step`` ms per block, driven by the mean of the states
+    after the block's steps: the NumPy reference on the run's own raw signal."""
+    net, dt, block, period = _integration_step_setup(), 0.5, 10, 100.0
+    monitors = {"raw": nd.Raw(), "bold": nd.Bold(period=period, integration_step=block * dt),
+                "every_step": nd.Bold(period=period)}
+    sol = nd.simulate(net, nd.Heun(), t0=0.0, t1=3000.0, dt=dt, monitors=monitors,
+                      key=getkey())
+    x = np.asarray(sol["raw"])[:, 0]  # S after each step
+    means = x.reshape(-1, block, x.shape[1]).mean(axis=1)
+    ref = _numpy_balloon(means, block * dt, STEPHAN2007, substeps=1)
+    per_sample = int(period / (block * dt))
+    expected = ref[per_sample - 1::per_sample]
+    got = np.asarray(sol["bold"])[:, 0]
+    assert np.abs(expected).max() > 1e-4  # a real response
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    # Close to integrating every step (the hemodynamics are slow next to 5 ms).
+    every = np.asarray(sol["every_step"])[:, 0]
+    assert np.abs(got - every).max() < 1e-3 * np.abs(every).max()
+    assert np.abs(got - every).max() > 0  # but not the same computation
+
+
+def test_bold_integration_step_batched_and_continued(getkey):
+    """The batch-last loop and a continuation give the plain, whole run's samples."""
+    net, dt = _integration_step_setup(), 1.0
+    monitors = {"bold": nd.Bold(period=200.0, integration_step=20.0)}
+    keys = jax.random.split(getkey(), 3)
+
+    def run(key, t0, t1, history=None, batch_last=False):
+        return nd.simulate(net, nd.Heun(), t0=t0, t1=t1, dt=dt, monitors=monitors, key=key,
+                           history=history, batch_last=batch_last)
+
+    whole = jax.vmap(lambda k: run(k, 0.0, 2000.0)["bold"])(keys)
+    batched = jax.vmap(lambda k: run(k, 0.0, 2000.0, batch_last=True)["bold"])(keys)
+    np.testing.assert_allclose(batched, whole, rtol=0, atol=1e-14)
+    first = run(keys[0], 0.0, 1200.0)
+    second = run(keys[0], 1200.0, 2000.0, history=first.final)
+    np.testing.assert_allclose(np.concatenate([first["bold"], second["bold"]]), whole[0],
+                               rtol=0, atol=1e-14)
+
+
+def test_bold_integration_step_gradient_matches_finite_differences(getkey):
+    net, key = _integration_step_setup(), getkey()
+    monitors = {"bold": nd.Bold(period=100.0, integration_step=10.0)}
+
+    def loss(G):
+        n = nd.Network(net.dynamics, nd.DelayedLinear(G=G), net.graph, net.noise)
+        sol = nd.simulate(n, nd.Heun(remat=nd.Uniform(50)), t0=0.0, t1=2000.0, dt=1.0,
+                          monitors=monitors, key=key)
+        return jnp.sum(sol["bold"] ** 2)
+
+    g = float(jax.jit(jax.grad(loss))(0.3))
+    h = 1e-5
+    fd = (float(loss(0.3 + h)) - float(loss(0.3 - h))) / (2 * h)
+    assert g == pytest.approx(fd, rel=1e-6)
+
+
+def test_bold_integration_step_errors(no_type_hook):
+    with pytest.raises(ValueError, match="not a whole number of integration_step"):
+        nd.Bold(period=720.0, integration_step=7.0)
+    with pytest.raises(ValueError, match="positive number of ms"):
+        nd.Bold(period=720.0, integration_step=-1.0)
+    with pytest.raises(ValueError, match="needs a period"):
+        nd.Bold(period=None, integration_step=10.0)
+    net = _integration_step_setup()
+    with pytest.raises(ValueError, match="integration_step .* not a whole number of dt"):
+        nd.simulate(net, nd.Heun(), t0=0.0, t1=720.0, dt=1.2, key=jax.random.key(0), monitors={
+            "b": nd.Bold(period=720.0, integration_step=10.0)})

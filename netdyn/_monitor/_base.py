@@ -41,6 +41,16 @@ class AbstractMonitor(eqx.Module):
     def sample_offset(self, period: float, dt: float) -> float:
         """Time of a sample relative to the end of its period (ms)."""
 
+    def advance_every(self, dt: float) -> int:
+        """Steps between calls of ``advance`` (1: never called; the default)."""
+        return 1
+
+    def advance(self, state: MonitorState, dt: float) -> MonitorState:
+        """Work done every ``advance_every(dt)`` steps, after that step's ``update`` (a
+        slow process integrated on a coarser step than the network's); the default does
+        nothing."""
+        return state
+
 
 class AbstractSingleVariableMonitor(AbstractMonitor):
     """A monitor driven by exactly one state variable (the BOLD monitors).

