@@ -132,6 +132,21 @@ def test_models_table_builds_the_presets_with_their_defaults_and_units():
     assert [n for n, p in nd.presets.MODELS.items() if p.analytic] == ["rww-ei-fic"]
     monitor = nd.presets.MODELS["rww-ei-fic"].signal(720.0, 0.0)
     assert isinstance(monitor, nd.Bold) and monitor.period == 720.0
+    assert monitor.integration_step == 10.0
+
+
+@pytest.mark.parametrize("tr,dt,step", [
+    (720.0, 1.0, 10.0), (2000.0, 1.0, 10.0), (645.0, 1.0, 5.0), (720.0, 0.5, 10.0),
+    (720.0, 0.3, 9.6), (1.0, 1.0, None), (7.0, 1.0, 7.0), (13.0, 1.0, None),
+])
+def test_balloon_step_is_the_longest_whole_step_dividing_the_period(tr, dt, step):
+    from netdyn._presets.models import balloon_step
+
+    got = balloon_step(tr, dt)
+    assert got == (None if step is None else pytest.approx(step, rel=1e-12))
+    if got is not None:  # the preset's monitor accepts it, and a run with it works
+        bold = nd.presets.MODELS["rww"].signal(tr, 0.0, dt)
+        assert bold.integration_step == got and bold.advance_every(dt) == round(got / dt)
 
 
 def test_select_makes_the_named_parameters_ready_to_fit():

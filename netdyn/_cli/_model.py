@@ -17,7 +17,7 @@ def network(args, weights, lengths, G: float | None = None) -> tuple[Network, Ab
     model = MODELS[args.model]
     net = model.network(weights, lengths, G=args.G if G is None else G, sigma=args.sigma,
                         speed=args.speed)
-    return net, model.signal(args.tr, args.warmup)
+    return net, model.signal(args.tr, args.warmup, args.dt)
 
 
 def with_G(args, net: Network, G: float) -> Network:
