@@ -17,8 +17,9 @@ from .._search.scan_start import StartScan, scan_start
 from .networks import HOPF_UNITS, hopf, rww, rww_ei_fic
 
 # The longest hemodynamic integration step the BOLD presets take (ms): on the embedded
-# connectome it changed no FC entry by more than 4e-6 against integrating every 1 ms step
-# and made the forward run 1.6-1.8x faster (``benchmarks/bold_step.md``).
+# connectome it changed no FC entry by more than 4.1e-6 against integrating every 1 ms
+# step, and made the forward run 1.6-1.7x and a loss's gradient 1.8-2.2x faster
+# (``benchmarks/bold_step.md``).
 BALLOON_STEP = 10.0
 
 
