@@ -95,10 +95,11 @@ Balloon-Windkessel BOLD at the data's TR (720 ms). G is fitted on the analytic F
   errors (a caution: the fit missed the minimum), "a minimum" where every set rises on
   both sides by as much, else flat (then reported as not constrained by the FC).
 
-Time on 2 CPU cores (float64), an otherwise idle machine (load average 1.0): 148 s
-for the whole command (the scan, the gradient check and the fit 30 s; the held-out
-simulations 75 s; the error bars 24 s); --quick 48 s; --model rww (every step
-simulated) 959 s at load 3-4 (benchmarks/fit.md and fit_rww.md in the source repository).
+Time on 2 CPU cores (float64), an otherwise idle machine (load average 0.6): 68 s
+for the whole command (the scan, the gradient check and the fit 19 s; the held-out
+simulations 31 s; the error bars 10 s); --quick 20 s; --model rww (every step
+simulated) 959 s at load 3-4, before the BOLD was integrated every 10 ms
+(benchmarks/fit.md and fit_rww.md in the source repository).
 
 Writes to --out, one folder per fit (each file written atomically): settings.json,
 scan.json (the search for the start), params.json (fitted and initial parameters in the
