@@ -24,19 +24,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from unittest import mock
 
 import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common  # noqa: F401 (first: this checkout's netdyn)
 import _harness as H
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 from bench_recovery import SMOKE, TRUTHS, _r, _truth_runs
 
 import netdyn as nd
-from netdyn._cli._fit_command import _scan  # the command's own scan of G
-from netdyn._cli._model import MODELS, with_G
 from netdyn._loss._base import evaluate_compiled
+
+MODELS = nd.presets.MODELS
 
 jax.config.update("jax_enable_x64", True)
 
@@ -59,8 +60,11 @@ def _point(path: Path, sigma: float, smoke: bool, side: str | None) -> dict:
     # --side: the command's scan with the other crossing (the command's own: rww's falling)
     model = MODELS["rww"] if side is None else dataclasses.replace(MODELS["rww"],
                                                                    crossing=side)
-    with mock.patch.dict(MODELS, {"rww": model}):
-        scan = _scan(args, plan.network, plan.loss, jax.random.key(args.seed))
+    # The command's scan of G (``Preset.scan_start``, a simulated scan's tolerance the
+    # loss's level width), in the units of --G.
+    found = model.scan_start(plan.loss, plan.network, grid=args.grid, bisect=args.bisect,
+                             key=jax.random.key(args.seed), tolerance=plan.loss.level_width)
+    scan = nd.scan_record(found, model.factor("coupling.G"))
     out = {"sigma": sigma, "G": scan["start"], "bracket": scan["bracket"],
            "scan_seconds": time.perf_counter() - t0, "scan_grid": scan["grid"],
            "settings": {k: getattr(args, k) for k in ("grid", "bisect", "duration",
@@ -73,7 +77,8 @@ def _point(path: Path, sigma: float, smoke: bool, side: str | None) -> dict:
         out["G"], out["peak_mean_fc"] = g["G"][i], g["mean_fc"][i]
         print(f"  no crossing: the scan's peak, G {out['G']:.6f} (mean FC "
               f"{out['peak_mean_fc']:.4f}, level {scan['target_mean_fc']:.4f})", flush=True)
-    net = with_G(args, plan.network, out["G"])
+    net = eqx.tree_at(lambda n: n.coupling.G, plan.network,
+                      jnp.asarray(out["G"] * model.factor("coupling.G"), float))
     t0 = time.perf_counter()
     long = [_evaluate(plan.heldout_loss, net, k) for k in LONG_KEYS]
     out["long"] = [m for m, _ in long]
