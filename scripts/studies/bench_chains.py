@@ -165,9 +165,31 @@ def render(m: dict) -> str:
                          "–" if n == "exact" else f"{z[1]:+.1f}", f"{same} of {len(g)}"])
         lines += [*H.table(head, rows), ""]
     lines += ["Each chained gradient from its own chain (the loss's burn-in with another key, "
-              "advanced by one step).", "",
+              "advanced by one step).", "", *_fits_section(m.get("fits")),
               "## Reading", "", m.get("reading", "(not written yet)"), "", *H.machine(m), ""]
     return "\n".join(lines)
+
+
+def _fits_section(fits: dict | None) -> list[str]:
+    """The side-by-side fits (``--fits-from``: two ``netdyn fit`` folders' results)."""
+    if not fits:
+        return []
+    head = ["fit", "G [95 %]", "sigma", "steps' G (first, last)", "kept step",
+            "fit s", "held-out FC r", "held-out mean FC (data 0.307)",
+            "test-subject FC r", "test FCD KS", "command s"]
+    rows = []
+    for name, f in fits.items():
+        rows.append([f"`{f['command']}`", f"{f['G']:.4f} [{f['G_low']:.4f}, {f['G_high']:.4f}]",
+                     f"{f['sigma']:.5g}", f"{f['G_first']:.5f}, {f['G_last']:.5f}",
+                     f"{f['best_step']} of {f['steps']}", f"{f['fit_seconds']:.0f}",
+                     f"{f['heldout_r']:.3f} ± {f['heldout_r_sd']:.3f}",
+                     f"{f['heldout_mean_fc']:.3f}",
+                     f"{f['test_r']:.3f} ± {f['test_r_sd']:.3f}", f"{f['test_fcd']:.3f}",
+                     f"{f['command_seconds']:.0f}"])
+    return ["## A fit to the end, with and without chains", "",
+            "The two commands ran at the same time on the 2 cores (one each), with the "
+            "command's defaults otherwise (12 steps, `keep=\"best\"`, one noise key for the "
+            "exact fit's steps).", "", *H.table(head, rows), ""]
 
 
 def options(p) -> None:
