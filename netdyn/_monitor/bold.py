@@ -211,9 +211,8 @@ class Bold(AbstractSingleVariableMonitor):
         return whole_multiple("Bold integration_step", self.integration_step, "dt", dt)
 
     def advance(self, state: BoldState, dt: float) -> BoldState:
-        """One RK4 step of ``integration_step`` ms driven by the input's mean over it."""
-        if self.integration_step is None:
-            return state
+        """One RK4 step of ``integration_step`` ms driven by the input's mean over it (run
+        only with an ``integration_step``: ``advance_every`` is 1 without one)."""
         h, total = state
         n = self.advance_every(dt)
         h = _rk4_step(self, h, total / n, n * dt / 1000.0)

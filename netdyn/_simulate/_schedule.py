@@ -27,6 +27,8 @@ class MonitorSchedule(eqx.Module):
     periods: dict[str, int] = eqx.field(static=True)
     every: int = eqx.field(static=True)
     n_steps: int = eqx.field(static=True)
+    # Steps between each monitor's ``advance`` (1: none), from ``advance_every(dt)``.
+    advances: dict[str, int] = eqx.field(static=True)
 
     @classmethod
     def build(cls, monitors, dynamics, grid: TimeGrid) -> "MonitorSchedule":
@@ -43,7 +45,8 @@ class MonitorSchedule(eqx.Module):
         for name, m in monitors.items():
             rows[name] = _monitor_rows(name, m, dynamics)
         every = math.gcd(*periods.values()) if periods else grid.n_steps
-        return cls(monitors, rows, periods, every, grid.n_steps)
+        advances = {name: m.advance_every(grid.dt) for name, m in monitors.items()}
+        return cls(monitors, rows, periods, every, grid.n_steps, advances)
 
     def init(self, y0, dt: float, previous: dict) -> dict:
         """The monitors' states at the start of the run: the previous run's (continuation,
@@ -108,7 +111,7 @@ class MonitorSchedule(eqx.Module):
         new = {}
         for name, m in self.monitors.items():
             state = m.update(states[name], take_rows(y, self.rows[name]), dt)
-            n = m.advance_every(dt)
+            n = self.advances[name]
             if n > 1:
                 state = jax.lax.cond(steps_done % n == 0, lambda s, m=m: m.advance(s, dt),
                                      lambda s: s, state)
