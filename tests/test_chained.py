@@ -92,6 +92,13 @@ def test_chained_rejects_what_is_not_an_fc_loss_or_a_burn_in(no_type_hook):
         nd.Chained(_loss(), burn_in=-1.0)
 
 
+def test_keep_best_with_a_chained_loss_is_an_error():
+    # Each step continues the chains with new noise: the lowest loss is the luckiest noise.
+    with pytest.raises(ValueError, match="keep='best' with the chained loss Chained"):
+        nd.fit(_network(), nd.Chained(_loss(), burn_in=100.0), optax.adam(0.05),
+               where=lambda n: n.coupling.G, steps=2, key=jax.random.key(2), keep="best")
+
+
 def _fit(folder, steps, resume=False, chained=True):
     folder.mkdir(exist_ok=True)
     net = _network()

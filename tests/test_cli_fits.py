@@ -238,7 +238,9 @@ def test_chain_burn_in_fits_along_persistent_chains_and_resumes(tmp_path, capsys
             "--chain-burn-in", "720", "--seed", "3"]
     out = tmp_path / "fit"
     assert nd.cli.main([*argv, "--out", str(out)]) == 0
-    assert "continuing the previous step's runs after 0.72 s" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "continuing the previous step's runs after 0.72 s" in printed
+    assert "kept: step 2, the second half's only of 2" in printed
     history = json.loads((out / "history.json").read_text())
     plan = nd.cli.plan([*argv, "--out", str(out)])
     chained = nd.Chained(plan.loss, burn_in=720.0)
@@ -247,6 +249,12 @@ def test_chain_burn_in_fits_along_persistent_chains_and_resumes(tmp_path, capsys
     first = eqx.filter_jit(lambda c, n, k, s: c.continue_from(n, k, s)[0])(
         chained, plan.network, key, carry)
     assert history["loss"][0] == pytest.approx(float(first), rel=1e-10)
+    # Each step saw new noise: the fit keeps the mean of the second half of its steps
+    # (here step 2 alone), not the step of the lowest loss.
+    result = json.loads((out / "params.json").read_text())
+    assert result["averaged_steps"] == [2, 2] and result["best_step"] is None
+    assert result["parameters"]["coupling.G"] == pytest.approx(
+        history["params"]["coupling.G"][1], rel=1e-12)
     # Resumed once finished: the chains restored from the checkpoint with the fit's state,
     # its history kept.
     assert nd.cli.main([*argv, "--out", str(out), "--resume", "--quiet"]) == 0

@@ -192,6 +192,26 @@ def test_keep_best_returns_the_lowest_loss_row():
     assert float(best.y) == 0.5 and jnp.result_type(best.y) == jnp.result_type(last.y)
 
 
+def test_keep_average_is_the_mean_of_the_second_half_of_the_steps():
+    # SGD with lr 0.1 on the quadratic: x_k - c = 0.8^k (x_0 - c). Five steps evaluate
+    # k = 0..4; "average" keeps the mean of rows 2, 3, 4, written out here.
+    _, h = nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=5)
+    avg, h2 = nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=5, keep="average")
+    np.testing.assert_array_equal(h2.average_rows(), [2, 3, 4])
+    factor = np.mean([0.8**k for k in (2, 3, 4)])
+    np.testing.assert_allclose(avg.x, C + factor * (np.zeros(3) - C), rtol=1e-12)
+    np.testing.assert_allclose(avg.y, D + factor * (0.5 - D), rtol=1e-12)
+    assert jnp.result_type(avg.y) == jnp.result_type(h.params["y"][0])
+
+
+def test_keep_best_with_new_noise_each_step_is_an_error(no_type_hook):
+    with pytest.raises(ValueError, match="keep='best' with redraw=True.*luckiest noise"):
+        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=2, key=jax.random.key(0),
+               redraw=True, keep="best")
+    with pytest.raises(ValueError, match="keep must be 'last', 'best' or 'average'"):
+        nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=2, keep="mean")
+
+
 def test_history_files(tmp_path):
     _, h = nd.fit(_toy(), _quadratic, SGD, where=_where_xy, steps=3)
     h.to_json(tmp_path / "h.json")

@@ -32,6 +32,7 @@ from ._report import (
     cautions,
     diverged_message,
     for_people,
+    keep_rule,
     no_crossing_message,
     report,
     summary,
@@ -152,7 +153,7 @@ def _run(out: Path, planned: FitPlan) -> int:
             steps=args.steps, key=key, redraw=args.redraw,
             checkpoint=Checkpoint(out / "checkpoint.eqx", every=args.checkpoint_every,
                                   resume=args.resume),
-            progress=not args.quiet, keep="best",
+            progress=not args.quiet, keep=keep_rule(args),
         )
     except FitDivergedError as e:
         write_history(out, for_people(e.history, args.model))

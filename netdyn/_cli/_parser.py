@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "previous step's after a burn-in of MS ms (whole TRs; the full --burn-in "
                        "once, before the first step), so a step simulates MS + --duration; the "
                        "gradient holds each chain's start fixed (benchmarks/chains.md); the "
-                       "held-out check and error bars use the plain loss (default: off)")
+                       "held-out check and error bars use the plain loss; the fitted values "
+                       "are the mean over the second half of the steps (default: off)")
     model.add_argument("--tr", type=float, default=None,
                        help="BOLD sampling period in ms (default: the BOLD runs', else 720, "
                        "the HCP's)")
@@ -146,7 +147,8 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      "along a random direction at the start (4 forward simulations and one "
                      "gradient; a disagreement is printed and saved in params.json)")
     opt.add_argument("--redraw", action="store_true",
-                     help="new noise every step (default: one fixed realisation)")
+                     help="new noise every step, the fitted values the mean over the second "
+                     "half of the steps (default: one fixed realisation, the best step)")
     opt.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     opt.add_argument("--quick", action="store_true",
                      help="a smoke run of the whole command: a coarser scan (9 values of G, "

@@ -35,7 +35,14 @@ def report(args, history: FitHistory, fitted_leaves, metrics: tuple[dict, dict],
     used["G"] = scan["start"] if scan is not None else (model.G if args.G is None else args.G)
     used["sigma"] = model.sigma if args.sigma is None else args.sigma
     return fit_report(history, fitted_leaves, model, metrics, scan, target, elapsed,
-                      args.engine, used)
+                      args.engine, used, keep=keep_rule(args))
+
+
+def keep_rule(args) -> str:
+    """``nd.fit``'s ``keep`` for the command: the best step with one noise key for every
+    step; with new noise each step (``--redraw``, ``--chain-burn-in``) the mean of the
+    second half of the steps, for a best over different noise keeps the luckiest noise."""
+    return "average" if args.redraw or args.chain_burn_in is not None else "best"
 
 
 def write_results(args, out: Path, result: dict, history: FitHistory, empirical, simulated,

@@ -42,15 +42,17 @@ def history_in_units(history: FitHistory, preset: Preset) -> FitHistory:
 
 def fit_report(history: FitHistory, fitted_leaves, preset: Preset,
                metrics: tuple[dict, dict], scan: dict | None, target: np.ndarray,
-               elapsed: float, engine: str, settings: dict) -> dict:
+               elapsed: float, engine: str, settings: dict, keep: str = "best") -> dict:
     """The report of a fit (the start of ``params.json``): the fitted and initial values
     (``fitted_leaves``, the network's, in ``history``'s order) in the preset's units, the
     fit's metrics and the held-out check's (``metrics``), the scan (``scan_record``), the
     target's mean FC, the loss at the start and at the best step, the seconds taken and the
-    ``settings``. ``history`` is ``history_in_units``'s."""
+    ``settings``. ``history`` is ``history_in_units``'s; ``keep`` is ``nd.fit``'s (with
+    ``"average"``: ``averaged_steps``, the first and last step averaged, and no best step)."""
     train, heldout = metrics
     names = list(history.params)
-    best = history.best_step()
+    best = history.best_step() if keep == "best" else None
+    averaged = history.average_rows() if keep == "average" else np.array([], int)
     iu = np.triu_indices(target.shape[0], k=1)
     return {
         "parameters": {k: value(preset.in_preset_units(k, np.asarray(x)))
@@ -73,6 +75,8 @@ def fit_report(history: FitHistory, fitted_leaves, preset: Preset,
         "steps": len(history),
         # As the progress line and history.csv: steps 1, 2, ...
         "best_step": None if best is None else int(history.step[best]),
+        "averaged_steps": ([int(history.step[averaged[0]]), int(history.step[averaged[-1]])]
+                           if averaged.size else None),
         "seconds": elapsed,
         "settings": settings,
     }

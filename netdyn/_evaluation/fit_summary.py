@@ -79,7 +79,7 @@ def summary_sentences(result: dict) -> list[str]:
                     f"{result['initial_fc_r']:.3f} -> {result['fc_r']:.3f}")
     check = result.get("long_check")
     said = [
-        f"{values}; {progress} (best: step {result['best_step']} of {result['steps']}; "
+        f"{values}; {progress} ({_kept(result)} of {result['steps']}; "
         f"{result['seconds']:.0f} s).",
         f"held-out (new noise, {_sets(result)}): FC r {_pm(heldout, sd, 'fc_r')}, mean FC "
         f"{_pm(heldout, sd, 'mean_fc')} (empirical {result['empirical_mean_fc']:.3f}), "
@@ -90,3 +90,14 @@ def summary_sentences(result: dict) -> list[str]:
     ]
     caution = result.get("cautions") or []
     return [s for s in said if s is not None] + [f"caution: {c}." for c in caution]
+
+
+def _kept(result: dict) -> str:
+    """Which steps the fitted values come from: the best one, or the mean of a range (a
+    fit with new noise each step keeps the mean of the second half of its steps)."""
+    averaged = result.get("averaged_steps")
+    if averaged and averaged[0] != averaged[1]:
+        return f"the mean of steps {averaged[0]}-{averaged[1]}"
+    if averaged:
+        return f"kept: step {averaged[0]}, the second half's only"
+    return f"best: step {result['best_step']}"

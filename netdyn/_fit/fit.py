@@ -5,9 +5,11 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from .._custom_types import Key
+from .._loss._base import AbstractChainedLoss
 from .._parameters.fitted import FittedParameters
 from .._persistence.fit_checkpoint import Checkpoint
 from .history import FitHistory
@@ -30,7 +32,7 @@ def fit(
     checkpoint: Checkpoint | str | os.PathLike | None = None,
     callback: Callable[[dict], None] | None = None,
     progress: bool = False,
-    keep: Literal["last", "best"] = "last",
+    keep: Literal["last", "best", "average"] = "last",
 ) -> tuple[Any, FitHistory]:
     r"""Fit the leaves of ``model`` selected by ``where`` by minimising ``loss_fn``.
 
@@ -87,7 +89,11 @@ def fit(
     - ``progress``: print a progress line to stderr (see ``Progress``).
     - ``keep``: ``"last"`` returns the parameters after the last update; ``"best"`` those
       of the history row with the lowest finite loss (with common random numbers, a fair
-      choice when the optimizer oscillates around a steep optimum).
+      choice when the optimizer oscillates around a steep optimum); ``"average"`` the
+      mean of the parameters over the second half of the steps
+      (``FitHistory.average_rows``: Polyak-Ruppert averaging, the estimate to keep when
+      every step sees new noise). ``"best"`` with ``redraw=True`` or a chained loss is an
+      error: it would compare losses made with different noise and keep the luckiest.
 
     **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced
     by their final (or best) values (arrays), and a ``FitHistory`` with one row per step.
@@ -106,8 +112,14 @@ def fit(
     history.to_csv("history.csv")
     ```
     """
-    if keep not in ("last", "best"):
-        raise ValueError(f"keep must be 'last' or 'best', got {keep!r}.")
+    if keep not in ("last", "best", "average"):
+        raise ValueError(f"keep must be 'last', 'best' or 'average', got {keep!r}.")
+    if keep == "best" and (redraw or isinstance(loss_fn, AbstractChainedLoss)):
+        why = "redraw=True" if redraw else f"the chained loss {type(loss_fn).__name__}"
+        raise ValueError(
+            f"keep='best' with {why}: every step's loss is made with different noise, so the "
+            "lowest one picks the luckiest noise, not the best parameters. Use keep='average' "
+            "(the mean over the second half of the steps) or keep='last'.")
     options = FitOptions(steps=steps, bounds=bounds, key=key, redraw=redraw,
                          on_nonfinite=on_nonfinite, checkpoint=checkpoint,
                          callback=callback, progress=progress)
@@ -115,7 +127,11 @@ def fit(
     xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,
                          options=options, x0=[as_float_array(v) for v in params.values])
     fitted = params.set(model, xs)
-    return (_best_row(fitted, history, params) if keep == "best" else fitted), history
+    if keep == "best":
+        fitted = _best_row(fitted, history, params)
+    elif keep == "average":
+        fitted = _average(fitted, history, params)
+    return fitted, history
 
 
 def _best_row(fitted, history: FitHistory, params: FittedParameters):
@@ -125,5 +141,17 @@ def _best_row(fitted, history: FitHistory, params: FittedParameters):
         return fitted
     current = params.leaf_where(fitted)
     values = [jnp.asarray(history.params[name][best], dtype=jnp.result_type(x))
+              for name, x in zip(params.names, current)]
+    return params.set(fitted, values)
+
+
+def _average(fitted, history: FitHistory, params: FittedParameters):
+    """``fitted`` with each parameter's mean over ``history.average_rows()``."""
+    rows = history.average_rows()
+    if rows.size == 0:
+        return fitted
+    current = params.leaf_where(fitted)
+    values = [jnp.asarray(np.mean(history.params[name][rows], axis=0),
+                          dtype=jnp.result_type(x))
               for name, x in zip(params.names, current)]
     return params.set(fitted, values)

@@ -77,6 +77,13 @@ class FitHistory(eqx.Module):
         loss = np.where(np.isfinite(self.loss) & ~self.skipped, self.loss, np.inf)
         return int(np.argmin(loss)) if np.isfinite(loss).any() else None
 
+    def average_rows(self) -> np.ndarray:
+        """Rows that ``keep="average"`` averages: the applied steps with a finite loss in
+        the second half of the fit (rows ``len // 2`` on; Polyak-Ruppert averaging of the
+        iterates, Polyak & Juditsky 1992). Empty when there is none."""
+        rows = np.arange(len(self))[len(self) // 2:]
+        return rows[np.isfinite(self.loss[rows]) & ~self.skipped[rows]]
+
     @property
     def n_starts(self) -> int | None:
         """Number of starts (``fit_multistart``), ``None`` for a single fit."""
