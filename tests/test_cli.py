@@ -309,10 +309,10 @@ def test_error_bars_of_the_heldout_check_and_the_parameters(finished):
 @pytest.mark.slow
 def test_long_check_along_each_fitted_value(finished):
     # A simulated fit looks at the loss at the held-out length at 0.8x and 1.25x each
-    # fitted global value without an interval, each held-out set with its own noise
-    # (whose loss at the fit is that set's): "lower at" a side where every set is lower
-    # and the mean change exceeds two standard errors, a minimum where every set rises on
-    # both sides by as much, else flat.
+    # fitted global value without an interval (and at 0.5x / 2x on a side flat there), each
+    # held-out set with its own noise (whose loss at the fit is that set's): a point is
+    # lower (higher) where every set is and the mean change exceeds two standard errors;
+    # "lower at" the lowest such point, else bounded where points are higher, else flat.
     out, _, stdout, _ = finished
     params = json.loads((out / "params.json").read_text())
     check = params["long_check"]
@@ -328,20 +328,33 @@ def test_long_check_along_each_fitted_value(finished):
         rise = np.array(p["rise_each"])
         assert rise.shape == (2, 2) and p["rise"] == pytest.approx(rise.mean(axis=1))
         assert rise[0, 0] != rise[1, 0] and rise[0, 0] != rise[0, 1]  # simulated each
-        se = rise.std(axis=1, ddof=1) / np.sqrt(2)
-        lower = [i for i in np.argsort(rise.mean(axis=1))
-                 if np.all(rise[i] < 0) and rise[i].mean() < -2 * se[i]]
-        expected = (f"lower at {(0.8, 1.25)[lower[0]]:g}x" if lower else
-                    "minimum" if np.all(rise > 0) and np.all(rise.mean(axis=1) > 2 * se)
-                    else "flat")
+        # A side flat at 0.8x (1.25x) looked at 0.5x (2x) too.
+        rises = [*rise, *np.reshape(p["outer_rise_each"], (-1, 2))]
+        se = [r.std(ddof=1) / np.sqrt(2) for r in rises]
+        sides = ["lower" if np.all(r < 0) and r.mean() < -2 * e else
+                 "higher" if np.all(r > 0) and r.mean() > 2 * e else "flat"
+                 for r, e in zip(rises, se)]
+        assert p["outer_factors"] == [o for o, side in zip((0.5, 2.0), sides) if side == "flat"]
+        assert p["outer_values"] == pytest.approx([f * fitted for f in p["outer_factors"]])
+        assert p["sides"] == sides
+        factors = [0.8, 1.25, *p["outer_factors"]]
+        lower = [(r.mean(), f) for r, f, side in zip(rises, factors, sides) if side == "lower"]
+        below = [f for f, side in zip(factors, sides) if side == "higher" and f < 1]
+        above = [f for f, side in zip(factors, sides) if side == "higher" and f > 1]
+        expected = (f"lower at {min(lower)[1]:g}x" if lower else
+                    "minimum" if below and above else "bounded above" if above else
+                    "bounded below" if below else "flat")
         assert p["verdict"] == expected
+        assert p["bounds"] == [pytest.approx(max(below) * fitted) if below else None,
+                               pytest.approx(min(above) * fitted) if above else None]
         # A value other than G is looked at along its profile: G moved back onto the fit's
         # FC level at each point (by at most 5 %); G itself along a slice.
         G = params["parameters"]["coupling.G"]
         if name == "coupling.G":
-            assert p["G"] is None
+            assert p["G"] is None and p["outer_G"] is None
         else:
-            assert len(p["G"]) == 2 and all(abs(g / G - 1) <= 0.05 + 1e-12 for g in p["G"])
+            assert len(p["G"]) == 2 and len(p["outer_G"]) == len(p["outer_factors"])
+            assert all(abs(g / G - 1) <= 0.05 + 1e-12 for g in p["G"] + p["outer_G"])
             assert f"(G re-levelled to {p['G'][0]:.4g} / {p['G'][1]:.4g})" in stdout
     assert "loss at the held-out length at 0.8x and 1.25x each fitted value" in stdout
     off = any(p["verdict"].startswith("lower") for p in check["parameters"].values())
@@ -668,6 +681,17 @@ def test_a_value_flat_at_the_held_out_length_too_is_said_to_be_unconstrained():
         assert ("noise.sigma 0.00283 (not resolved by the fit's loss (4 x 43.2 s per "
                 "evaluation): no interval)") in line(verdict), verdict
     assert "coupling.G 0.2216 [0.2209, 0.2223]" in line("flat")
+    # Where the long check looked further out: the range it is flat over, or its bounds.
+    check = {"parameters": {"noise.sigma": {
+        "verdict": "flat", "values": [0.0023, 0.0035], "outer_factors": [0.5, 2.0],
+        "outer_values": [0.0014, 0.0057], "bounds": [None, None]}}}
+    assert ("noise.sigma 0.00283 (not constrained by the FC here: flat along it at the "
+            "fit's length and at the held-out length from 0.0014 to 0.0057 (the long check "
+            "below): no interval)") in uncertainty_text(u, [], check)
+    check["parameters"]["noise.sigma"].update(verdict="bounded above", bounds=[None, 0.0057])
+    assert ("noise.sigma 0.00283 (not resolved by the fit's loss (4 x 43.2 s per "
+            "evaluation); the held-out length bounds it: below 0.0057: no interval)"
+            ) in uncertainty_text(u, [], check)
 
 
 def test_summary_of_a_folder_without_a_finished_fit(tmp_path, capsys):

@@ -20,34 +20,88 @@ def _setup():
     return preset, net, loss
 
 
-def test_long_check_is_the_heldout_loss_moved_along_each_value():
+def _rise_by_hand(loss, net, key, at_fit, f):
+    """Each set's loss at G times ``f`` minus its loss at the fit, the same noise sets."""
+    moved = eqx.tree_at(lambda m: m.coupling.G, net, net.coupling.G * f)
+    sets = nd.heldout_scores(loss, moved, key=key, sets=2).sets
+    return [s["fit"]["loss"] - a["loss"] for s, a in zip(sets, at_fit)]
+
+
+def _side_by_hand(r):
+    # Every set on one side of the fit and the mean beyond two standard errors.
+    r = np.asarray(r)
+    se = r.std(ddof=1) / np.sqrt(r.size)
+    return ("lower" if np.all(r < 0) and r.mean() < -2 * se else
+            "higher" if np.all(r > 0) and r.mean() > 2 * se else "flat")
+
+
+def _check_by_hand(G):
     preset, net, loss = _setup()
+    net = eqx.tree_at(lambda m: m.coupling.G, net, G * 1e-3)  # the preset's per-ms units
     key = jax.random.key(3)
     at_fit = [s["fit"] for s in nd.heldout_scores(loss, net, key=key, sets=2).sets]
     check = nd.long_check(loss, net, ["G"], key, at_fit, preset=preset)
     assert check["factors"] == [0.8, 1.25]
     g = check["parameters"]["coupling.G"]
     # Each point by hand: G times the factor, the same two noise sets.
-    rise = []
-    for f in (0.8, 1.25):
-        moved = eqx.tree_at(lambda m: m.coupling.G, net, net.coupling.G * f)
-        sets = nd.heldout_scores(loss, moved, key=key, sets=2).sets
-        rise.append([s["fit"]["loss"] - a["loss"] for s, a in zip(sets, at_fit)])
+    rise = [_rise_by_hand(loss, net, key, at_fit, f) for f in (0.8, 1.25)]
     np.testing.assert_allclose(g["rise_each"], rise, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(g["rise"], np.mean(rise, axis=1), rtol=1e-10, atol=1e-12)
-    # In the preset's units (G per second): 0.4 and 0.625.
-    np.testing.assert_allclose(g["values"], [0.4, 0.625], rtol=1e-12)
-    assert g["G"] is None
+    # In the preset's units (G per second).
+    np.testing.assert_allclose(g["values"], [0.8 * G, 1.25 * G], rtol=1e-12)
+    assert g["G"] is None and g["outer_G"] is None
     assert check["loss_at_fit"] == pytest.approx(np.mean([a["loss"] for a in at_fit]))
-    # The verdict's rule, independently: every set lower on a side and the mean beyond two
-    # standard errors; every set higher on both sides and each mean beyond them; else flat.
-    r = np.asarray(rise)
-    se = r.std(axis=1, ddof=1) / np.sqrt(2)
-    lower = [i for i in np.argsort(r.mean(axis=1))
-             if np.all(r[i] < 0) and r[i].mean() < -2 * se[i]]
-    expected = (f"lower at {(0.8, 1.25)[lower[0]]:g}x" if lower else "minimum"
-                if np.all(r > 0) and np.all(r.mean(axis=1) > 2 * se) else "flat")
+    # A side flat at 0.8x (1.25x) is looked at 0.5x (2x) too.
+    sides = [_side_by_hand(r) for r in rise]
+    outer = [o for o, side in zip((0.5, 2.0), sides) if side == "flat"]
+    assert g["outer_factors"] == outer
+    outer_rise = [_rise_by_hand(loss, net, key, at_fit, f) for f in outer]
+    np.testing.assert_allclose(np.reshape(g["outer_rise_each"], (-1, 2)),
+                               np.reshape(outer_rise, (-1, 2)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g["outer_values"], [f * G for f in outer], rtol=1e-12)
+    sides += [_side_by_hand(r) for r in outer_rise]
+    assert g["sides"] == sides
+    # The bounds: the higher point nearest the fit on each side; the verdict from them.
+    factors = [0.8, 1.25, *outer]
+    below = [f for f, side in zip(factors, sides) if side == "higher" and f < 1]
+    above = [f for f, side in zip(factors, sides) if side == "higher" and f > 1]
+    lo, hi = (max(below) * G if below else None), (min(above) * G if above else None)
+    assert g["bounds"] == [pytest.approx(lo) if lo else None, pytest.approx(hi) if hi else None]
+    means = [float(np.mean(r)) for r in rise + outer_rise]
+    lower = [(m, f) for m, f, side in zip(means, factors, sides) if side == "lower"]
+    expected = (f"lower at {min(lower)[1]:g}x" if lower else "minimum" if lo and hi else
+                "bounded above" if hi else "bounded below" if lo else "flat")
     assert g["verdict"] == expected
+    return g
+
+
+@pytest.mark.parametrize("G", [0.2, 0.6, 1.0])
+def test_long_check_is_the_heldout_loss_moved_along_each_value(G):
+    # G 0.2: decided at 0.8x and 1.25x (lower below, higher above); 0.6: flat there, so
+    # 0.5x and 2x looked at too (lower at 0.5x); 1.0: flat at all four.
+    g = _check_by_hand(G)
+    assert g["verdict"] == {0.2: "lower at 0.8x", 0.6: "lower at 0.5x", 1.0: "flat"}[G]
+
+
+def test_long_check_sides_bounds_and_verdicts():
+    from netdyn._evaluation.long_check import _bounds, _side, _verdict
+
+    assert _side(np.array([0.02, 0.03])) == "higher"  # mean 0.025, se 0.005
+    assert _side(np.array([0.02, 0.08])) == "flat"  # mean 0.05, se 0.03: within 2 se
+    assert _side(np.array([-0.02, -0.03])) == "lower" and _side(np.zeros(3)) == "flat"
+    factors = [0.8, 1.25, 0.5, 2.0]
+    for sides, bounds, verdict in [
+        (["flat", "higher", "flat"], [None, 12.5], "bounded above"),
+        (["flat", "flat", "higher", "flat"], [5.0, None], "bounded below"),
+        (["higher", "flat", "higher"], [8.0, 20.0], "minimum"),  # the nearest higher
+        (["flat", "flat", "flat", "flat"], [None, None], "flat"),
+    ]:
+        found = _bounds([0.8, 1.25, *([2.0] if len(sides) == 3 else [0.5, 2.0])], sides,
+                        lambda f: 10 * f)
+        assert found == bounds, sides
+        assert _verdict(factors[:len(sides)], sides, [0.1] * len(sides), found) == verdict
+    assert _verdict([0.8, 1.25], ["lower", "lower"], [-0.1, -0.3], [None, None]) == (
+        "lower at 1.25x")
 
 
 def test_long_check_needs_two_sets():
@@ -73,6 +127,21 @@ def test_long_check_text():
         "-0.0631 (G re-levelled to 0.1917 / 0.2119), lower at 1.25x: the fit is off")
     assert nd.long_check_text(_check(**{"coupling.G": "minimum"})).endswith(
         "coupling.G +0.129 / -0.0631, a minimum")
+    # Looked at further out on a flat side: the rise there, and the bound or flat range.
+    above = _check(**{"noise.sigma": "bounded above"})
+    above["parameters"]["noise.sigma"].update(
+        outer_factors=[0.5], outer_rise=[0.0123], values=[0.0023, 0.0035],
+        outer_values=[0.0014], bounds=[None, 0.0035])
+    assert nd.long_check_text(above).endswith(
+        "noise.sigma +0.129 / -0.0631 (0.5x: +0.0123) (G re-levelled to 0.1917 / 0.2119), "
+        "higher at 0.0035: bounded above at this length, flat below")
+    flat = _check(**{"noise.sigma": "flat"})
+    flat["parameters"]["noise.sigma"].update(
+        outer_factors=[0.5, 2.0], outer_rise=[0.01, -0.02], values=[0.0023, 0.0035],
+        outer_values=[0.0014, 0.0057], bounds=[None, None])
+    assert nd.long_check_text(flat).endswith(
+        "(0.5x: +0.01) (2x: -0.02) (G re-levelled to 0.1917 / 0.2119), flat within this "
+        "length's noise from 0.0014 to 0.0057")
 
 
 def test_long_check_caution():
@@ -87,6 +156,10 @@ def test_long_check_caution():
     assert nd.long_check_caution(check, ["noise.sigma", "a"]) == (
         "noise.sigma: unresolved by the fit's loss, but simulations as long as the held-out "
         "check constrain it")
+    check["parameters"]["a"]["verdict"] = "bounded above"
+    assert nd.long_check_caution(check, ["a"]) == (
+        "a (bounded above): unresolved by the fit's loss, but simulations as long as the "
+        "held-out check constrain it")
     assert nd.long_check_caution(check, ["coupling.G", "noise.sigma"]).endswith(
         "coupling.G, noise.sigma: unresolved by the fit's loss, but simulations as long as "
         "the held-out check constrain them")

@@ -63,11 +63,12 @@ def heldout_check(args, data: FitData, heldout_fn: FcLoss, fitted, key):
 def long_check(args, heldout_fn: FcLoss, fitted, where: Where, key,
                heldout_each: list[dict], uncertainty: dict | None = None) -> dict | None:
     """The held-out loss (``heldout_fn``, each held-out set's noise in turn) at
-    0.8 and 1.25 times each fitted global value, the others fixed, beside that set's loss
-    at the fit; ``None`` for the analytic engine (deterministic: its Hessian is the whole
-    answer), with fewer than 2 held-out sets, or without a fitted global value left
-    without an interval by the error bars (``uncertainty``, the command's report of them:
-    each value it gave no interval, every value when it gave none or was skipped).
+    0.8 and 1.25 times each fitted global value (and 0.5 or 2 times on a side flat there),
+    the others fixed, beside that set's loss at the fit; ``None`` for the analytic engine
+    (deterministic: its Hessian is the whole answer), with fewer than 2 held-out sets, or
+    without a fitted global value left without an interval by the error bars
+    (``uncertainty``, the command's report of them: each value it gave no interval, every
+    value when it gave none or was skipped).
 
     ``nd.long_check``'s result, in the units of the options."""
     if args.engine == "linear" or not heldout_fn.stochastic or len(heldout_each) < 2:

@@ -89,11 +89,12 @@ Balloon-Windkessel BOLD at the data's TR (720 ms). G is fitted on the analytic F
   parameter the loss does not constrain gets none and is named. With an interval for G,
   the loss along G (5 points) is drawn beside the quadratic model the interval rests on.
 - Long check (simulation engine, 2 or more held-out sets): for each fitted global value
-  (G, sigma) without an interval, the loss at the held-out length at 0.8x and 1.25x it
-  (sigma with G moved back onto the fit's FC level), each set with its own noise:
-  "lower" on a side where every set is lower and the mean change exceeds two standard
-  errors (a caution: the fit missed the minimum), "a minimum" where every set rises on
-  both sides by as much, else flat (then reported as not constrained by the FC).
+  (G, sigma) without an interval, the loss at the held-out length at 0.8x and 1.25x it,
+  and at 0.5x / 2x on a side flat there (sigma with G moved back onto the fit's FC
+  level), each set with its own noise. A point is lower (higher) where every set is and
+  the mean change exceeds two standard errors: lower is a caution (the fit missed the
+  minimum); higher points bound the value (reported: "below X", "between X and Y");
+  flat at every point: not constrained by the FC over that range.
 
 Time on 2 CPU cores (float64), an otherwise idle machine (load average 0.6): 68 s
 for the whole command (the scan, the gradient check and the fit 19 s; the held-out

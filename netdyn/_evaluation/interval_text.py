@@ -4,11 +4,32 @@ profile: ``params.json`` of ``netdyn fit``), and the intervals read from it."""
 
 from collections.abc import Sequence
 
+from .long_check import flat_span
+
 # What is said of a value without an interval whose long check is flat too: the fit's
 # short loss and simulations as long as the held-out check agree (measured on rww's sigma
 # along the level: benchmarks/sigma_long.md, recovery.md).
 AGREED_FLAT = ("not constrained by the FC here: flat along it at the fit's length and at "
                "the held-out length (the long check below)")
+
+
+def _unresolved_text(p: dict | None, unresolved: str) -> str:
+    """Why a value has no interval: flat at the held-out length too (``AGREED_FLAT``, with
+    the range looked at), or unresolved by the fit's loss (``unresolved``) and, where the
+    long check ``p`` (one parameter of ``nd.long_check``'s result) found the loss higher
+    there, the bounds it found."""
+    if p is None:
+        return unresolved
+    if p.get("verdict") == "flat":
+        span = flat_span(p)
+        return AGREED_FLAT if span is None else AGREED_FLAT.replace(
+            " (the long check", f" from {span[0]:.4g} to {span[1]:.4g} (the long check")
+    lo, hi = p.get("bounds") or (None, None)
+    if lo is None and hi is None:
+        return unresolved
+    bound = (f"between {lo:.4g} and {hi:.4g}" if lo is not None and hi is not None else
+             f"below {hi:.4g}" if hi is not None else f"above {lo:.4g}")
+    return f"{unresolved}; the held-out length bounds it: {bound}"
 
 
 def has_interval(name: str, u: dict | None) -> bool:
@@ -61,15 +82,14 @@ def uncertainty_text(u: dict | None, map_names: Sequence[str] = (),
         return f"parameter intervals skipped ({u['skipped']})."
     if not u["valid"]:
         return f"no parameter intervals: {u['note']} ({u['seconds']:.0f} s)."
-    flat = {n for n, p in ((long_check or {}).get("parameters") or {}).items()
-            if p.get("verdict") == "flat"}
+    checked = (long_check or {}).get("parameters") or {}
     parts = []
     for name, v, lo, hi, ok in zip(u["names"], u["values"], u["lower"], u["upper"],
                                    u["constrained"]):
         label = _label(name, map_names)
         zero = " (holds 0: no evidence for the map)" if (
             ok and label != name and lo <= 0 <= hi) else ""
-        why = AGREED_FLAT if name in flat else u.get("unresolved", "not constrained")
+        why = _unresolved_text(checked.get(name), u.get("unresolved", "not constrained"))
         parts.append(f"{label} {v:.4g} [{lo:.4g}, {hi:.4g}]{zero}" if ok else
                      f"{label} {v:.4g} ({why}: no interval)")
     sources = [f"noise over {u['noise_keys']} keys"] if u["noise_keys"] else []

@@ -1,6 +1,8 @@
-"""``long_check``: the held-out loss on both sides of each fitted scalar, each held-out
-set with its own noise: what simulations as long as the held-out check say about a
-parameter that a fit's short, noisy loss may not resolve (``netdyn fit``'s long check).
+"""``long_check``: the held-out loss on both sides of each fitted scalar (0.8x and 1.25x;
+0.5x and 2x on a side flat there), each held-out set with its own noise: what
+simulations as long as the held-out check say about a parameter that a fit's short, noisy
+loss may not resolve (``netdyn fit``'s long check): where the loss is higher, which bounds
+the value; where it is flat.
 
 Measured on ``--model rww``: its own FC made at sigma 0.0022 (4 x 288 s) was fitted with
 sigma kept at its start 0.00283, the loss of 4 x 43.2 s per step showing no curvature along
@@ -35,8 +37,12 @@ from .._presets.models import Preset
 from .._presets.selection import leaf, long_name
 from .heldout import heldout_scores
 
-# The fitted value times these: -20 % and +25 % (the same step on a log scale).
+# The fitted value times these: -20 % and +25 % (the same step on a log scale); on a side
+# where the loss is flat there, OUTER's factor of that side as well (0.5x below, 2x above):
+# a value that the fit's short loss left unresolved is then bounded where the long loss
+# rises, or said to be flat over a range four times wide.
 FACTORS = (0.8, 1.25)
+OUTER = (0.5, 2.0)
 # The step in G (relative) that measures the level's slope for re-levelling, and the
 # largest move of G (relative) one re-levelling may make: the band of G where the
 # single-population model's FC lives is a few thousandths wide.
@@ -58,20 +64,31 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
     ``heldout_each`` holds each set's metrics at the fit) at ``FACTORS`` (0.8, 1.25)
     times each scalar parameter ``names`` of the preset network ``fitted`` (as
     ``nd.presets.select`` names them: ``G``, ``sigma``, a field of the dynamics), the
-    others fixed, beside that set's loss at the fit. With ``relevel`` (G fitted too),
-    a parameter other than G is looked at along its profile: G moved back onto the fit's
-    mean FC at each point (one secant step). Values in ``preset``'s units (``None``: the
-    network's). Each set compares the points with its own noise (common random numbers).
+    others fixed, beside that set's loss at the fit; on a side where it is flat, at that
+    side's ``OUTER`` factor too (0.5x, 2x). With ``relevel`` (G fitted too), a parameter
+    other than G is looked at along its profile: G moved back onto the fit's mean FC at
+    each point (one secant step). Values in ``preset``'s units (``None``: the network's).
+    Each set compares the points with its own noise (common random numbers).
+
+    Each point's *side*: ``"higher"`` (every set's loss higher than at the fit, the mean
+    change by more than ``RISE_SES`` standard errors over the sets), ``"lower"`` (every
+    set lower, by as much) or ``"flat"``. A ``"higher"`` point bounds the value at the
+    held-out length (the nearest one on each side: ``bounds``).
 
     **Returns** ``{"factors", "parameters": {name: {"values", "rise", "rise_each",
-    "fc_r", "mean_fc", "verdict", "G"}}, "loss_at_fit", "seconds"}``, named as the
-    fitted leaves are (``coupling.G``): ``rise`` the mean over the sets of the loss's
+    "fc_r", "mean_fc", "G", "outer_factors", "outer_values", "outer_rise",
+    "outer_rise_each", "outer_fc_r", "outer_mean_fc", "outer_G", "sides", "bounds",
+    "verdict"}}, "loss_at_fit", "seconds"}``, named as the fitted leaves are
+    (``coupling.G``): the first six at ``FACTORS``, the ``outer_`` ones at the outer
+    factors looked at (none, one or both); ``rise`` the mean over the sets of the loss's
     change from the fit, ``rise_each`` each set's, ``fc_r`` and ``mean_fc`` the means
-    over the sets, ``G`` the re-levelled G at each point (``None`` without); ``verdict``
-    ``"lower at FACTORx"`` (every set lower there, the mean by more than ``RISE_SES``
-    standard errors: the long loss's minimum lies beyond the fitted value),
-    ``"minimum"`` (every set higher on both sides, each mean by as much) or ``"flat"``.
-    Ctrl-C is acted on between simulations (``nd.defer_interrupts``).
+    over the sets, ``G`` the re-levelled G at each point (``None`` without); ``sides``
+    each point's side, ``FACTORS``' then the outer ones; ``bounds`` ``[lower, upper]``,
+    the nearest value on each side where the loss is higher (``None``: none found);
+    ``verdict`` ``"lower at FACTORx"`` (a point lower: the long loss's minimum lies
+    beyond the fitted value), ``"minimum"`` (bounded on both sides), ``"bounded above"``,
+    ``"bounded below"`` or ``"flat"`` (flat at every point looked at). Ctrl-C is acted
+    on between simulations (``nd.defer_interrupts``).
     """
     if len(heldout_each) < 2:
         raise ValueError("long_check: needs 2 or more held-out sets (a spread to judge a "
@@ -95,25 +112,49 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
     for name in names:
         value = leaf(fitted, name)
         profile = relevel and name != "G"
-        points, Gs = [], []  # points: [factor][set], each set with its own noise
-        for f in FACTORS:
-            moved = eqx.tree_at(lambda m, n=name: leaf(m, n), fitted,
+        full = long_name(name)
+
+        def point(f, name=name, value=value, profile=profile):
+            """``(the sets' metrics, the re-levelled G or None)`` at ``f`` times the value."""
+            moved = eqx.tree_at(lambda m: leaf(m, name), fitted,
                                 jnp.asarray(value * f, jnp.result_type(value)))
             row = scores(moved)
-            if profile:
-                moved, row = _relevel(moved, row, level, scores)
-                Gs.append(float(units("coupling.G", leaf(moved, "G"))))
-            points.append(row)
-        rise_each = np.array([[p["loss"] for p in row] for row in points]) - centres
-        full = long_name(name)
-        out[full] = {
-            "values": [float(units(full, value * f)) for f in FACTORS],
-            "rise": rise_each.mean(axis=1).tolist(), "rise_each": rise_each.tolist(),
-            "fc_r": [_mean(row, "fc_r") for row in points],
-            "mean_fc": [_mean(row, "mean_fc") for row in points],
-            "verdict": _verdict(rise_each), "G": Gs if profile else None}
+            if not profile:
+                return row, None
+            moved, row = _relevel(moved, row, level, scores)
+            return row, float(units("coupling.G", leaf(moved, "G")))
+
+        inner = [point(f) for f in FACTORS]
+        sides = [_side(np.array([p["loss"] for p in row]) - centres) for row, _ in inner]
+        outer_factors = [o for o, s in zip(OUTER, sides) if s == "flat"]
+        outer = [point(f) for f in outer_factors]
+        sides += [_side(np.array([p["loss"] for p in row]) - centres) for row, _ in outer]
+        record = {**_points(inner, FACTORS, centres, lambda f: units(full, value * f)),
+                  **_points(outer, outer_factors, centres, lambda f: units(full, value * f),
+                            prefix="outer_")}
+        if not profile:
+            record["G"], record["outer_G"] = None, None
+        bounds = _bounds(list(FACTORS) + outer_factors, sides, lambda f: units(full, value * f))
+        out[full] = {**record, "outer_factors": outer_factors, "sides": sides,
+                     "bounds": bounds,
+                     "verdict": _verdict(list(FACTORS) + outer_factors, sides,
+                                         record["rise"] + record["outer_rise"], bounds)}
     return {"factors": list(FACTORS), "parameters": out,
             "loss_at_fit": float(centres.mean()), "seconds": time.perf_counter() - start}
+
+
+def _points(points: list, factors: Sequence[float], centres: np.ndarray, value,
+            prefix: str = "") -> dict:
+    """``values``, ``rise``, ``rise_each``, ``fc_r``, ``mean_fc`` and ``G`` (each key
+    with ``prefix``) of the points ``[(sets' metrics, G)]`` at ``factors``."""
+    rise_each = np.array([[p["loss"] for p in row] for row, _ in points]).reshape(
+        len(points), len(centres)) - centres
+    return {f"{prefix}values": [float(value(f)) for f in factors],
+            f"{prefix}rise": rise_each.mean(axis=1).tolist(),
+            f"{prefix}rise_each": rise_each.tolist(),
+            f"{prefix}fc_r": [_mean(row, "fc_r") for row, _ in points],
+            f"{prefix}mean_fc": [_mean(row, "mean_fc") for row, _ in points],
+            f"{prefix}G": [g for _, g in points]}
 
 
 def long_check_text(check: dict) -> str:
@@ -124,18 +165,46 @@ def long_check_text(check: dict) -> str:
     noise; 4 s): coupling.G +0.129 / +0.102, flat within this length's noise"``."""
     parts = []
     for name, p in check["parameters"].items():
-        verdict = {"minimum": ", a minimum",
-                   "flat": ", flat within this length's noise"
-                   }.get(p["verdict"], f", {p['verdict']}: the fit is off")
+        outer = "".join(f" ({f:g}x: {r:+.3g})" for f, r in
+                        zip(p.get("outer_factors") or (), p.get("outer_rise") or ()))
         profile = ("" if not p.get("G") else
                    f" (G re-levelled to {p['G'][0]:.4g} / {p['G'][1]:.4g})")
-        parts.append(f"{name} {p['rise'][0]:+.3g} / {p['rise'][1]:+.3g}{profile}{verdict}")
+        parts.append(f"{name} {p['rise'][0]:+.3g} / {p['rise'][1]:+.3g}{outer}{profile}"
+                     f"{_verdict_text(p)}")
     sets = len(next(iter(check["parameters"].values()))["rise_each"][0])
     spread = f"mean over {sets} held-out sets, each with its own noise"
     factors = " and ".join(f"{f:g}x" for f in check["factors"])
     return (f"change of the loss at the held-out length at {factors} each fitted value, from "
             f"{check['loss_at_fit']:.4g} at the fit ({spread}; {check['seconds']:.0f} s): "
             f"{'; '.join(parts)}")
+
+
+def _verdict_text(p: dict) -> str:
+    """One parameter's verdict in words, with the values that bound it or the range over
+    which it is flat (when the outer factors were looked at)."""
+    lo, hi = p.get("bounds") or (None, None)
+    if p["verdict"] == "minimum":
+        return ", a minimum" + ("" if not p.get("outer_factors") else
+                                f" between {lo:.4g} and {hi:.4g}")
+    if p["verdict"] == "bounded above":
+        return f", higher at {hi:.4g}: bounded above at this length, flat below"
+    if p["verdict"] == "bounded below":
+        return f", higher at {lo:.4g}: bounded below at this length, flat above"
+    if p["verdict"] == "flat":
+        span = flat_span(p)
+        return ", flat within this length's noise" + (
+            "" if span is None else f" from {span[0]:.4g} to {span[1]:.4g}")
+    return f", {p['verdict']}: the fit is off"
+
+
+def flat_span(p: dict) -> tuple[float, float] | None:
+    """The range of values over which a ``"flat"`` parameter ``p`` of ``nd.long_check``'s
+    result was looked at (the outer factors' values where they were; ``None`` for a
+    result without them)."""
+    if not p.get("outer_factors"):
+        return None
+    values = list(p["values"]) + list(p["outer_values"])
+    return min(values), max(values)
 
 
 def long_check_caution(check: dict, unconstrained: Sequence[str] = ()) -> str | None:
@@ -146,8 +215,9 @@ def long_check_caution(check: dict, unconstrained: Sequence[str] = ()) -> str | 
     flat: simulations as long as the held-out check constrain it."""
     params = check["parameters"]
     off = [f"{n} ({p['verdict']})" for n, p in params.items() if p["verdict"].startswith("lower")]
-    missed = [n for n, p in params.items() if n in set(unconstrained) and p["verdict"] != "flat"
-              and not p["verdict"].startswith("lower")]
+    missed = [n + ("" if p["verdict"] == "minimum" else f" ({p['verdict']})")
+              for n, p in params.items() if n in set(unconstrained)
+              and p["verdict"] != "flat" and not p["verdict"].startswith("lower")]
     parts = []
     if off:
         parts.append(f"at the held-out length the loss is lower away from the fitted "
@@ -184,16 +254,39 @@ def _mean(rows: list[dict], key: str) -> float:
     return float(np.mean([r[key] for r in rows]))
 
 
-def _verdict(rise_each: np.ndarray) -> str:
-    """From the changes ``[factor, set]``: ``"lower at FACTORx"`` (every set lower there,
-    the mean by more than ``RISE_SES`` standard errors: the long loss's minimum lies
-    beyond the fitted value), ``"minimum"`` (every set higher on both sides, each mean by
-    more than that) or ``"flat"`` (within the noise)."""
-    mean = rise_each.mean(axis=1)
-    se = rise_each.std(axis=1, ddof=1) / np.sqrt(rise_each.shape[1])
-    for i in np.argsort(mean):
-        if np.all(rise_each[i] < 0) and mean[i] < -RISE_SES * se[i]:
-            return f"lower at {FACTORS[i]:g}x"
-    if np.all(rise_each > 0) and np.all(mean > RISE_SES * se):
+def _side(rise: np.ndarray) -> str:
+    """One point's changes over the sets: ``"higher"`` (every set higher, the mean by more
+    than ``RISE_SES`` standard errors of the mean), ``"lower"`` (every set lower, by as
+    much) or ``"flat"`` (within the noise)."""
+    mean, se = rise.mean(), rise.std(ddof=1) / np.sqrt(rise.size)
+    if np.all(rise < 0) and mean < -RISE_SES * se:
+        return "lower"
+    if np.all(rise > 0) and mean > RISE_SES * se:
+        return "higher"
+    return "flat"
+
+
+def _bounds(factors: list[float], sides: list[str], value) -> list:
+    """``[lower, upper]``: the value (``value(factor)``) of the factor nearest 1 on each
+    side whose point is ``"higher"``; ``None`` where there is none."""
+    def nearest(below: bool):
+        hits = [f for f, s in zip(factors, sides) if s == "higher" and (f < 1) == below]
+        return None if not hits else float(value(max(hits) if below else min(hits)))
+
+    return [nearest(True), nearest(False)]
+
+
+def _verdict(factors: list[float], sides: list[str], rise: list[float], bounds: list) -> str:
+    """``"lower at Fx"`` (the lowest mean among the points lower than the fit),
+    ``"minimum"`` (bounded on both sides), ``"bounded above"``, ``"bounded below"`` or
+    ``"flat"``."""
+    lower = [(r, f) for f, s, r in zip(factors, sides, rise) if s == "lower"]
+    if lower:
+        return f"lower at {min(lower)[1]:g}x"
+    if bounds[0] is not None and bounds[1] is not None:
         return "minimum"
+    if bounds[1] is not None:
+        return "bounded above"
+    if bounds[0] is not None:
+        return "bounded below"
     return "flat"
