@@ -129,6 +129,9 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
                 return y1, (big, p1)
             if layout == "node":
                 return y1, jnp.concatenate([buf[:, 1:], y1.T[:, None]], axis=1)
+            if layout == "pair":  # row r holds (x_r, x_{r-1})
+                new = jnp.stack([y1[0], buf[-1, :, 0]], axis=-1)[None]
+                return y1, jnp.concatenate([buf[1:], new], axis=0)
             return y1, push(buf, y1)
 
         y0 = jnp.full((1, n), 0.3, dtype)
@@ -136,6 +139,8 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
             buf0 = (jnp.full((2 * rows_n, n, 1), 0.3, dtype), jnp.zeros((), jnp.int32))
         elif layout == "node":
             buf0 = jnp.full((n, rows_n, 1), 0.3, dtype)
+        elif layout == "pair":
+            buf0 = jnp.full((rows_n, n, 2), 0.3, dtype)
         else:
             buf0 = jnp.full((rows_n, n, 1), 0.3, dtype)
         return _micro_loop(step, (y0, buf0), consts, n_steps)
@@ -146,6 +151,42 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
                    k["flat_nm"] - 1, k)
         return ((k["W"] * x[..., 0]) @ ones)[None]
 
+    def g_both_rows(buf, k):  # linear: one gather of both rows' indices
+        b = buf.reshape(rows_n * n, 1)
+        x = b.at[jnp.stack([k["flat"], k["flat"] - n])].get(mode="promise_in_bounds")[..., 0]
+        return ((k["W"] * (x[0] + k["frac"] * (x[1] - x[0]))) @ ones)[None]
+
+    def g_folded(buf, k):  # linear: two gathers, frac folded into two weight matrices
+        b = buf.reshape(rows_n * n, 1)
+        x, old = (b.at[f].get(mode="promise_in_bounds")[..., 0]
+                  for f in (k["flat"], k["flat"] - n))
+        return ((k["W"] * (1 - k["frac"]) * x + k["W"] * k["frac"] * old) @ ones)[None]
+
+    def g_pair(buf, k):  # linear: [H, N, 2] buffer, both rows in one gather of width 2
+        x = buf.reshape(rows_n * n, 2).at[k["flat"]].get(mode="promise_in_bounds")
+        return ((k["W"] * (x[..., 0] + k["frac"] * (x[..., 1] - x[..., 0]))) @ ones)[None]
+
+    def make_carried():
+        # Linear: the older row read at step t is the newer one read at step t - 1 (the
+        # buffer rolls by one row a step): one gather a step, the last read carried.
+        def step(i, carry, k):
+            y, buf, prev = carry
+            x = buf.reshape(rows_n * n, 1).at[k["flat"]].get(mode="promise_in_bounds")[..., 0]
+            c = ((k["W"] * (x + k["frac"] * (prev - x))) @ ones)[None]
+            y1 = y + 1e-3 * (jnp.tanh(c) - y)
+            return y1, push_concat(buf, y1), x
+
+        carry0 = (jnp.full((1, n), 0.3, dtype), jnp.full((rows_n, n, 1), 0.3, dtype),
+                  jnp.full((n, n), 0.3, dtype))
+        return _micro_loop(step, carry0, consts, n_steps)
+
+    linear_only = {} if frac is None else {
+        "idem, one gather of both rows' indices": make(g_both_rows),
+        "idem, two gathers, `frac` folded into two weight matrices": make(g_folded),
+        "pair buffer `[H, N, 2]` (each row beside the one before), one gather": make(
+            g_pair, layout="pair"),
+        "one gather, the last step's read carried (`[N, N]` in the carry)": make_carried(),
+    }
     cases = {
         "`buf[rows, cols]` on `[H, N, 1]` + einsum (netdyn before)": make(g_rows_cols_einsum),
         "`buf[rows, cols]` on `[H, N]` + einsum": make(g_rows_cols_2d),
@@ -158,6 +199,7 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
             make(g_flat_dot, layout="ring"),
         "`take_along_axis` over rows": make(g_take_along),
         "one-hot over rows, dense contraction": make(g_onehot),
+        **linear_only,
     }
     return cases
 
