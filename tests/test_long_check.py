@@ -104,6 +104,37 @@ def test_long_check_sides_bounds_and_verdicts():
         "lower at 1.25x")
 
 
+def test_relevel_takes_secant_steps_onto_the_level():
+    # A mean FC that bends with G (as near the bifurcation): one secant step from the
+    # slope at G undershoots; the steps go on until within LEVEL_TOL of the level.
+    from netdyn._evaluation.long_check import LEVEL_TOL, _relevel
+
+    preset, net, _ = _setup()
+    G0 = float(net.coupling.G)
+    calls = []
+
+    def mean_fc(g):
+        return 0.3 + 40.0 * (g / G0 - 1) + 2000.0 * (g / G0 - 1) ** 2
+
+    def scores(model):
+        g = float(model.coupling.G)
+        calls.append(g)
+        return [{"mean_fc": mean_fc(g) + d, "loss": 0.0} for d in (-0.01, 0.01)]
+
+    level = 0.5  # mean FC 0.5 at G = 1.0038... G0 (the positive root)
+    moved, row = _relevel(net, scores(net), level, scores)
+    steps = len(calls) - 2  # less the start and the probe of the slope
+    g = float(moved.coupling.G)
+    assert abs(np.mean([r["mean_fc"] for r in row]) - level) <= LEVEL_TOL * level
+    assert row == scores(moved) and abs(mean_fc(g) - level) <= LEVEL_TOL * level
+    root = G0 * (1 + (-40 + np.sqrt(40**2 + 4 * 2000 * 0.2)) / (2 * 2000))
+    assert abs(g - root) < 0.01 * G0 and 2 <= steps <= 3  # more than one secant step
+    # Already on the level, or a flat mean FC: unchanged.
+    assert _relevel(net, [{"mean_fc": 0.302}] * 2, 0.3, scores)[0] is net
+    flat = _relevel(net, [{"mean_fc": 0.2}] * 2, 0.3, lambda m: [{"mean_fc": 0.2}] * 2)
+    assert flat[0] is net
+
+
 def test_long_check_needs_two_sets():
     preset, net, loss = _setup()
     with pytest.raises(ValueError, match="2 or more held-out sets"):
