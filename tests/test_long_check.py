@@ -166,6 +166,15 @@ def test_long_check_text():
     assert nd.long_check_text(above).endswith(
         "noise.sigma +0.129 / -0.0631 (0.5x: +0.0123) (G re-levelled to 0.1917 / 0.2119), "
         "higher at 0.0035: bounded above at this length, flat below")
+    # A profile's point higher but off the FC level does not bound, and is said so.
+    off = _check(**{"noise.sigma": "flat"})
+    off["parameters"]["noise.sigma"].update(
+        outer_factors=[0.5], outer_rise=[0.01], values=[0.0023, 0.0035], value=0.0028,
+        outer_values=[0.0014], bounds=[None, None],
+        sides=["flat", "higher off the level", "flat"])
+    assert nd.long_check_text(off).endswith(
+        "flat within this length's noise from 0.0014 to 0.0028; higher at 0.0035 but off "
+        "the FC level there (no bound)")
     flat = _check(**{"noise.sigma": "flat"})
     flat["parameters"]["noise.sigma"].update(
         outer_factors=[0.5, 2.0], outer_rise=[0.01, -0.02], values=[0.0023, 0.0035],

@@ -80,8 +80,10 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
 
     Each point's *side*: ``"higher"`` (every set's loss higher than at the fit, the mean
     change by more than ``RISE_SES`` standard errors over the sets), ``"lower"`` (every
-    set lower, by as much) or ``"flat"``. A ``"higher"`` point bounds the value at the
-    held-out length (the nearest one on each side: ``bounds``).
+    set lower, by as much) or ``"flat"``; on a profile, ``"higher off the level"`` where
+    re-levelling left the mean FC further than ``LEVEL_TOL`` from the fit's. A ``"higher"``
+    point bounds the value at the held-out length (the nearest one on each side:
+    ``bounds``); a flat value is said flat over the points found flat.
 
     **Returns** ``{"factors", "parameters": {name: {"values", "rise", "rise_each",
     "fc_r", "mean_fc", "G", "outer_factors", "outer_values", "outer_rise",
@@ -132,18 +134,26 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
             moved, row = _relevel(moved, row, level, scores)
             return row, float(units("coupling.G", leaf(moved, "G")))
 
+        def side(row):
+            """The point's side; a profile's point higher but off the level does not bound
+            (its rise may be the mean FC's, which G could not restore)."""
+            found = _side(np.array([p["loss"] for p in row]) - centres)
+            off = abs(_mean(row, "mean_fc") - level) > LEVEL_TOL * abs(level)
+            return "higher off the level" if found == "higher" and profile and off else found
+
         inner = [point(f) for f in FACTORS]
-        sides = [_side(np.array([p["loss"] for p in row]) - centres) for row, _ in inner]
+        sides = [side(row) for row, _ in inner]
         outer_factors = [o for o, s in zip(OUTER, sides) if s == "flat"]
         outer = [point(f) for f in outer_factors]
-        sides += [_side(np.array([p["loss"] for p in row]) - centres) for row, _ in outer]
+        sides += [side(row) for row, _ in outer]
         record = {**_points(inner, FACTORS, centres, lambda f: units(full, value * f)),
                   **_points(outer, outer_factors, centres, lambda f: units(full, value * f),
                             prefix="outer_")}
         if not profile:
             record["G"], record["outer_G"] = None, None
         bounds = _bounds(list(FACTORS) + outer_factors, sides, lambda f: units(full, value * f))
-        out[full] = {**record, "outer_factors": outer_factors, "sides": sides,
+        out[full] = {**record, "value": float(units(full, value)),
+                     "outer_factors": outer_factors, "sides": sides,
                      "bounds": bounds,
                      "verdict": _verdict(list(FACTORS) + outer_factors, sides,
                                          record["rise"] + record["outer_rise"], bounds)}
@@ -191,28 +201,40 @@ def _verdict_text(p: dict) -> str:
     """One parameter's verdict in words, with the values that bound it or the range over
     which it is flat (when the outer factors were looked at)."""
     lo, hi = p.get("bounds") or (None, None)
+    values = list(p.get("values") or ()) + list(p.get("outer_values") or ())
+    off = [v for v, s in zip(values, p.get("sides") or ()) if s == "higher off the level"]
+    off = "" if not off else (f"; higher at {', '.join(f'{v:.4g}' for v in off)} but off the "
+                              "FC level there (no bound)")
+    if p["verdict"] == "flat":
+        span = flat_span(p)
+        return ", flat within this length's noise" + (
+            "" if span is None else f" from {span[0]:.4g} to {span[1]:.4g}") + off
+    if p["verdict"] in ("bounded above", "bounded below", "minimum"):
+        return _bound_text(p, lo, hi) + off
+    return f", {p['verdict']}: the fit is off"
+
+
+def _bound_text(p: dict, lo, hi) -> str:
+    """A bounded verdict (``"minimum"``, ``"bounded above"``, ``"bounded below"``) in
+    words, with its bounds where the outer factors were looked at."""
     if p["verdict"] == "minimum":
         return ", a minimum" + ("" if not p.get("outer_factors") else
                                 f" between {lo:.4g} and {hi:.4g}")
     if p["verdict"] == "bounded above":
         return f", higher at {hi:.4g}: bounded above at this length, flat below"
-    if p["verdict"] == "bounded below":
-        return f", higher at {lo:.4g}: bounded below at this length, flat above"
-    if p["verdict"] == "flat":
-        span = flat_span(p)
-        return ", flat within this length's noise" + (
-            "" if span is None else f" from {span[0]:.4g} to {span[1]:.4g}")
-    return f", {p['verdict']}: the fit is off"
+    return f", higher at {lo:.4g}: bounded below at this length, flat above"
 
 
 def flat_span(p: dict) -> tuple[float, float] | None:
     """The range of values over which a ``"flat"`` parameter ``p`` of ``nd.long_check``'s
-    result was looked at (the outer factors' values where they were; ``None`` for a
-    result without them)."""
+    result was found flat: the fitted value and the points flat there, the outer factors'
+    included (``None`` for a result without outer points)."""
     if not p.get("outer_factors"):
         return None
     values = list(p["values"]) + list(p["outer_values"])
-    return min(values), max(values)
+    flat = [v for v, s in zip(values, p.get("sides") or ["flat"] * len(values)) if s == "flat"]
+    flat += [p["value"]] if "value" in p else []
+    return min(flat), max(flat)
 
 
 def long_check_caution(check: dict, unconstrained: Sequence[str] = ()) -> str | None:
