@@ -5,6 +5,7 @@ import equinox as eqx
 import jax
 import numpy as np
 import pytest
+import scipy.stats
 from toy_networks import connectome
 
 import netdyn as nd
@@ -28,11 +29,13 @@ def _rise_by_hand(loss, net, key, at_fit, f):
 
 
 def _side_by_hand(r):
-    # Every set on one side of the fit and the mean beyond two standard errors.
+    # Every set on one side of the fit and the mean beyond Student's t (95 %, two-sided)
+    # standard errors.
     r = np.asarray(r)
     se = r.std(ddof=1) / np.sqrt(r.size)
-    return ("lower" if np.all(r < 0) and r.mean() < -2 * se else
-            "higher" if np.all(r > 0) and r.mean() > 2 * se else "flat")
+    t = scipy.stats.t.ppf(0.975, r.size - 1)
+    return ("lower" if np.all(r < 0) and r.mean() < -t * se else
+            "higher" if np.all(r > 0) and r.mean() > t * se else "flat")
 
 
 def _check_by_hand(G):
@@ -77,18 +80,24 @@ def _check_by_hand(G):
 
 @pytest.mark.parametrize("G", [0.2, 0.6, 1.0])
 def test_long_check_is_the_heldout_loss_moved_along_each_value(G):
-    # G 0.2: decided at 0.8x and 1.25x (lower below, higher above); 0.6: flat there, so
-    # 0.5x and 2x looked at too (lower at 0.5x); 1.0: flat at all four.
+    # G 0.2: decided at 0.8x and 1.25x (lower below, higher above); 0.6 and 1.0: flat
+    # there, so 0.5x and 2x looked at too, flat there as well.
     g = _check_by_hand(G)
-    assert g["verdict"] == {0.2: "lower at 0.8x", 0.6: "lower at 0.5x", 1.0: "flat"}[G]
+    assert g["verdict"] == {0.2: "lower at 0.8x", 0.6: "flat", 1.0: "flat"}[G]
+    assert g["outer_factors"] == ([] if G == 0.2 else [0.5, 2.0])
 
 
 def test_long_check_sides_bounds_and_verdicts():
-    from netdyn._evaluation.long_check import _bounds, _side, _verdict
+    from netdyn._evaluation.long_check import _bounds, _side, _verdict, critical_t
 
-    assert _side(np.array([0.02, 0.03])) == "higher"  # mean 0.025, se 0.005
-    assert _side(np.array([0.02, 0.08])) == "flat"  # mean 0.05, se 0.03: within 2 se
-    assert _side(np.array([-0.02, -0.03])) == "lower" and _side(np.zeros(3)) == "flat"
+    # Mean 0.025, se 0.0029: 8.7 se, beyond t(2 dof) = 4.30; with 2 sets, 5 se < 12.7.
+    assert _side(np.array([0.02, 0.025, 0.03])) == "higher"
+    assert _side(np.array([0.02, 0.03])) == "flat"
+    assert _side(np.array([-0.02, -0.025, -0.03])) == "lower" and _side(np.zeros(3)) == "flat"
+    assert _side(np.array([0.02, 0.0201])) == "higher"  # 401 se
+    for dof in (1, 2, 5, 30, 31, 100):
+        assert critical_t(dof) == pytest.approx(
+            scipy.stats.t.ppf(0.975, dof) if dof <= 30 else 1.96, abs=5e-4)
     factors = [0.8, 1.25, 0.5, 2.0]
     for sides, bounds, verdict in [
         (["flat", "higher", "flat"], [None, 12.5], "bounded above"),
@@ -130,7 +139,7 @@ def test_relevel_takes_secant_steps_onto_the_level():
     root = G0 * (1 + (-40 + np.sqrt(40**2 + 4 * 2000 * 0.2)) / (2 * 2000))
     assert abs(g - root) < 0.01 * G0 and 2 <= steps <= 3  # more than one secant step
     # Already on the level, or a flat mean FC: unchanged.
-    assert _relevel(net, [{"mean_fc": 0.302}] * 2, 0.3, scores)[0] is net
+    assert _relevel(net, [{"mean_fc": 0.3014}] * 2, 0.3, scores)[0] is net
     flat = _relevel(net, [{"mean_fc": 0.2}] * 2, 0.3, lambda m: [{"mean_fc": 0.2}] * 2)
     assert flat[0] is net
 

@@ -92,9 +92,9 @@ Balloon-Windkessel BOLD at the data's TR (720 ms). G is fitted on the analytic F
   (G, sigma) without an interval, the loss at the held-out length at 0.8x and 1.25x it,
   and at 0.5x / 2x on a side flat there (sigma with G moved back onto the fit's FC
   level), each set with its own noise. A point is lower (higher) where every set is and
-  the mean change exceeds two standard errors: lower is a caution (the fit missed the
-  minimum); higher points bound the value (reported: "below X", "between X and Y");
-  flat at every point: not constrained by the FC over that range.
+  the mean change passes a 95 % t test over the sets: lower is a caution (the fit
+  missed the minimum); higher points bound the value (reported: "below X", "between X
+  and Y"); flat at every point: not constrained by the FC over that range.
 
 Time on 2 CPU cores (float64), an otherwise idle machine (load average 0.6): 68 s
 for the whole command (the scan, the gradient check and the fit 19 s; the held-out
