@@ -46,8 +46,8 @@ from ._evaluation.heldout import (
     heldout_cautions as heldout_cautions,
     heldout_scores as heldout_scores,
 )
-from ._evaluation.long_check import (
-    long_check as long_check,
+from ._evaluation.long_check import long_check as long_check
+from ._evaluation.long_check_text import (
     long_check_caution as long_check_caution,
     long_check_text as long_check_text,
 )

@@ -10,7 +10,7 @@ from .._evaluation.fit_report import fit_report, history_in_units
 from .._evaluation.fit_summary import summary_sentences
 from .._evaluation.heldout import heldout_cautions
 from .._evaluation.interval_text import G_interval
-from .._evaluation.long_check import long_check_caution
+from .._evaluation.long_check_text import long_check_caution
 from .._fit.errors import FitDivergedError
 from .._fit.history import FitHistory
 from .._persistence.fit_results import write_results as write_fit_results

@@ -5,7 +5,7 @@ sentence a line."""
 import numpy as np
 
 from .interval_text import uncertainty_text
-from .long_check import long_check_text
+from .long_check_text import long_check_text
 
 
 def _pm(values: dict, sd: dict, key: str, digits: int = 3) -> str:

@@ -4,7 +4,7 @@ profile: ``params.json`` of ``netdyn fit``), and the intervals read from it."""
 
 from collections.abc import Sequence
 
-from .long_check import flat_span
+from .long_check_text import flat_span
 
 # What is said of a value without an interval whose long check is flat too: the fit's
 # short loss and simulations as long as the held-out check agree (measured on rww's sigma

@@ -37,10 +37,9 @@ def fit(
     r"""Fit the leaves of ``model`` selected by ``where`` by minimising ``loss_fn``.
 
     Each step evaluates the loss and its gradient (``eqx.filter_value_and_grad``) and
-    applies one ``optimizer`` update, in a single compiled function reused at every
-    step; the other leaves stay fixed. A bounded parameter is optimized through a
-    transform $x = T(u)$ (``bounds``): the optimizer updates the unconstrained $u$, so
-    every iterate lies in the physical range.
+    applies one ``optimizer`` update, in one compiled function reused at every step; the
+    other leaves stay fixed. A bounded parameter is optimized through a transform
+    $x = T(u)$ (``bounds``): the optimizer updates the unconstrained $u$.
 
     **Arguments**:
 
@@ -84,16 +83,13 @@ def fit(
       thread lets the step in progress complete and be saved, then raises
       ``KeyboardInterrupt`` (more Ctrl-C within 2 s cannot break that save).
     - ``callback``: called after each step with the history row as a ``dict`` (``step``,
-      ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, the parameter
-      values by name). An exception it raises stops the fit (after saving the checkpoint).
+      ``loss``, ``grad_norm``, ``wall_time``, ``skipped``, the metrics, the values by
+      name); an exception it raises stops the fit (after saving the checkpoint).
     - ``progress``: print a progress line to stderr (see ``Progress``).
-    - ``keep``: ``"last"`` returns the parameters after the last update; ``"best"`` those
-      of the history row with the lowest finite loss (with common random numbers, a fair
-      choice when the optimizer oscillates around a steep optimum); ``"average"`` the
-      mean of the parameters over the second half of the steps
-      (``FitHistory.average_rows``: Polyak-Ruppert averaging, the estimate to keep when
-      every step sees new noise). ``"best"`` with ``redraw=True`` or a chained loss is an
-      error: it would compare losses made with different noise and keep the luckiest.
+    - ``keep``: ``"last"``: the values after the last update; ``"best"``: the row of lowest
+      finite loss (fair with common random numbers only: an error with ``redraw`` or a
+      chained loss); ``"average"``: the mean over the second half of the steps
+      (``FitHistory.average_rows``, Polyak-Ruppert averaging, for new noise each step).
 
     **Returns**: ``(fitted_model, history)``: ``model`` with the trained leaves replaced
     by their final (or best) values (arrays), and a ``FitHistory`` with one row per step.
@@ -112,6 +108,20 @@ def fit(
     history.to_csv("history.csv")
     ```
     """
+    _check_keep(keep, redraw, loss_fn)
+    options = FitOptions(steps=steps, bounds=bounds, key=key, redraw=redraw,
+                         on_nonfinite=on_nonfinite, checkpoint=checkpoint,
+                         callback=callback, progress=progress)
+    params = prepare(model, loss_fn, optimizer, where, options)
+    xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,
+                         options=options, x0=[as_float_array(v) for v in params.values])
+    fitted = params.set(model, xs)
+    kept = {"last": lambda f, h, p: f, "best": _best_row, "average": _average}[keep]
+    return kept(fitted, history, params), history
+
+
+def _check_keep(keep, redraw: bool, loss_fn) -> None:
+    """``keep`` is one of the three, and not ``"best"`` when each step sees new noise."""
     if keep not in ("last", "best", "average"):
         raise ValueError(f"keep must be 'last', 'best' or 'average', got {keep!r}.")
     if keep == "best" and (redraw or isinstance(loss_fn, AbstractChainedLoss)):
@@ -120,18 +130,6 @@ def fit(
             f"keep='best' with {why}: every step's loss is made with different noise, so the "
             "lowest one picks the luckiest noise, not the best parameters. Use keep='average' "
             "(the mean over the second half of the steps) or keep='last'.")
-    options = FitOptions(steps=steps, bounds=bounds, key=key, redraw=redraw,
-                         on_nonfinite=on_nonfinite, checkpoint=checkpoint,
-                         callback=callback, progress=progress)
-    params = prepare(model, loss_fn, optimizer, where, options)
-    xs, history, _ = run(model, loss_fn, optimizer, params=params, batch=None,
-                         options=options, x0=[as_float_array(v) for v in params.values])
-    fitted = params.set(model, xs)
-    if keep == "best":
-        fitted = _best_row(fitted, history, params)
-    elif keep == "average":
-        fitted = _average(fitted, history, params)
-    return fitted, history
 
 
 def _best_row(fitted, history: FitHistory, params: FittedParameters):
