@@ -656,6 +656,7 @@ def test_summary_names_each_maps_coefficient_and_says_when_it_holds_zero(finishe
         "sloppy": [], "profile": None,
         "unresolved": "not resolved by the fit's loss (4 x 43.2 s per evaluation)"}
     params["maps"] = {"names": ["in-strength", "fc-gradient"], "parameters": ["x"]}
+    params["long_check"] = None  # what the long check adds: the test below
     (run / "params.json").write_text(json.dumps(params))
     assert nd.cli.main(["summary", str(run)]) == 0
     line = capsys.readouterr().out
