@@ -96,14 +96,15 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
     point bounds the value at the held-out length (the nearest one on each side:
     ``bounds``); a flat value is said flat over the points found flat.
 
-    **Returns** ``{"factors", "parameters": {name: {"values", "rise", "rise_each",
-    "fc_r", "mean_fc", "G", "outer_factors", "outer_values", "outer_rise",
+    **Returns** ``{"factors", "parameters": {name: {"value", "values", "rise",
+    "rise_each", "fc_r", "mean_fc", "G", "outer_factors", "outer_values", "outer_rise",
     "outer_rise_each", "outer_fc_r", "outer_mean_fc", "outer_G", "sides", "bounds",
     "verdict"}}, "loss_at_fit", "seconds"}``, named as the fitted leaves are
-    (``coupling.G``): the first six at ``FACTORS``, the ``outer_`` ones at the outer
-    factors looked at (none, one or both); ``rise`` the mean over the sets of the loss's
-    change from the fit, ``rise_each`` each set's, ``fc_r`` and ``mean_fc`` the means
-    over the sets, ``G`` the re-levelled G at each point (``None`` without); ``sides``
+    (``coupling.G``): ``value`` the fitted value, the next six at ``FACTORS``, the
+    ``outer_`` ones at the outer factors looked at (none, one or both); ``rise`` the mean
+    over the sets of the loss's change from the fit, ``rise_each`` each set's, ``fc_r``
+    and ``mean_fc`` the means over the sets, ``G`` the re-levelled G at each point
+    (``None`` without); ``sides``
     each point's side, ``FACTORS``' then the outer ones; ``bounds`` ``[lower, upper]``,
     the nearest value on each side where the loss is higher (``None``: none found);
     ``verdict`` ``"lower at FACTORx"`` (a point lower: the long loss's minimum lies
