@@ -216,7 +216,7 @@ def main(measure: Callable, render: Callable, *, doc: str, name: str | Callable,
         # setdefault: a measure that adds a section to earlier measurements keeps theirs
         for key, value in (("machine", info), ("end_load", C.loadavg()),
                            ("max_load", C.peak_load()),
-                           ("argv", sys.argv[1:] if argv is None else argv)):
+                           ("argv", without_out(sys.argv[1:] if argv is None else argv))):
             m.setdefault(key, value)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.with_suffix(".json").write_text(dumps(m) + "\n")
@@ -228,7 +228,13 @@ def main(measure: Callable, render: Callable, *, doc: str, name: str | Callable,
 
 def shown_argv(m: dict) -> list[str]:
     """The options a report names as its command's: those it ran with, less ``--out``."""
-    argv, out = m.get("argv", []), []
+    return without_out(m.get("argv", []))
+
+
+def without_out(argv: list[str]) -> list[str]:
+    """``argv`` less ``--out`` and its value: where the files went (a machine's path, never
+    saved), not what was measured."""
+    out = []
     for i, a in enumerate(argv):
         if a != "--out" and not a.startswith("--out=") and (i == 0 or argv[i - 1] != "--out"):
             out.append(a)

@@ -115,8 +115,13 @@ def _one(name: str, smoke: bool, work: Path) -> dict:
               "command": H.without_temporary_paths(
                   "netdyn " + " ".join(argv[:argv.index("--out")]))}
     (work / name / "seconds.txt").write_text(f"{run['seconds']!r}\n")
-    # No machine's paths in the saved measurements: the work folder (--work) as <work>.
-    return H.loads(H.dumps(record).replace(str(work), "<work>"))
+    # No machine's paths in the saved measurements: the work folder (--work) as <work>, and
+    # the folder the fit ran in when it was read back from another one (its settings' out).
+    text = H.dumps(record)
+    ran_in = ((run["report"] or {}).get("settings") or {}).get("out")
+    for folder in {str(work), *([str(Path(ran_in).parent)] if ran_in else [])}:
+        text = text.replace(folder, "<work>")
+    return H.loads(text)
 
 
 def _finished(out: Path) -> dict | None:
