@@ -4,7 +4,7 @@ profile: ``params.json`` of ``netdyn fit``), and the intervals read from it."""
 
 from collections.abc import Sequence
 
-from .long_check_text import flat_span
+from .long_check_text import bounds_text, flat_span
 
 # What is said of a value without an interval whose long check is flat too: the fit's
 # short loss and simulations as long as the held-out check agree (measured on rww's sigma
@@ -24,12 +24,8 @@ def _unresolved_text(p: dict | None, unresolved: str) -> str:
         span = flat_span(p)
         return AGREED_FLAT if span is None else AGREED_FLAT.replace(
             " (the long check", f" from {span[0]:.4g} to {span[1]:.4g} (the long check")
-    lo, hi = p.get("bounds") or (None, None)
-    if lo is None and hi is None:
-        return unresolved
-    bound = (f"between {lo:.4g} and {hi:.4g}" if lo is not None and hi is not None else
-             f"below {hi:.4g}" if hi is not None else f"above {lo:.4g}")
-    return f"{unresolved}; the held-out length bounds it: {bound}"
+    bound = bounds_text(p.get("bounds"))
+    return unresolved if bound is None else f"{unresolved}; the held-out length bounds it: {bound}"
 
 
 def has_interval(name: str, u: dict | None) -> bool:

@@ -90,11 +90,11 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
 
     Each point's *side*: ``"higher"`` (every set's loss higher than at the fit, the mean
     change by more than ``critical_t(sets - 1)`` standard errors over the sets: a
-    two-sided 95 % t test), ``"lower"`` (every
-    set lower, by as much) or ``"flat"``; on a profile, ``"higher off the level"`` where
-    re-levelling left the mean FC further than ``LEVEL_TOL`` from the fit's. A ``"higher"``
-    point bounds the value at the held-out length (the nearest one on each side:
-    ``bounds``); a flat value is said flat over the points found flat.
+    two-sided 95 % t test), ``"lower"`` (every set lower, by as much) or ``"flat"``; on a
+    profile, ``"higher off the level"`` where re-levelling left the mean FC further than
+    ``LEVEL_TOL`` from the fit's. A ``"higher"`` point bounds the value at the held-out
+    length (the nearest one on each side: ``bounds``); a flat value is said flat over the
+    points found flat.
 
     **Returns** ``{"factors", "parameters": {name: {"value", "values", "rise",
     "rise_each", "fc_r", "mean_fc", "G", "outer_factors", "outer_values", "outer_rise",
@@ -104,8 +104,8 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
     ``outer_`` ones at the outer factors looked at (none, one or both); ``rise`` the mean
     over the sets of the loss's change from the fit, ``rise_each`` each set's, ``fc_r``
     and ``mean_fc`` the means over the sets, ``G`` the re-levelled G at each point
-    (``None`` without); ``sides``
-    each point's side, ``FACTORS``' then the outer ones; ``bounds`` ``[lower, upper]``,
+    (``None`` without); ``sides`` each point's side, ``FACTORS``' then the outer ones;
+    ``bounds`` ``[lower, upper]``,
     the nearest value on each side where the loss is higher (``None``: none found);
     ``verdict`` ``"lower at FACTORx"`` (a point lower: the long loss's minimum lies
     beyond the fitted value), ``"minimum"`` (bounded on both sides), ``"bounded above"``,
@@ -158,13 +158,15 @@ def long_check(heldout_fn: AbstractFcLoss, fitted: Network, names: Sequence[str]
         outer_factors = [o for o, s in zip(OUTER, sides) if s == "flat"]
         outer = [point(f) for f in outer_factors]
         sides += [side(row) for row, _ in outer]
-        record = {**_points(inner, FACTORS, centres, lambda f: units(full, value * f)),
-                  **_points(outer, outer_factors, centres, lambda f: units(full, value * f),
-                            prefix="outer_")}
+        def at_factor(f, full=full, value=value):
+            return units(full, value * f)
+
+        record = {**_points(inner, FACTORS, centres, at_factor),
+                  **_points(outer, outer_factors, centres, at_factor, prefix="outer_")}
         if not profile:
             record["G"], record["outer_G"] = None, None
-        bounds = _bounds(list(FACTORS) + outer_factors, sides, lambda f: units(full, value * f))
-        out[full] = {**record, "value": float(units(full, value)),
+        bounds = _bounds(list(FACTORS) + outer_factors, sides, at_factor)
+        out[full] = {**record, "value": float(at_factor(1.0)),
                      "outer_factors": outer_factors, "sides": sides,
                      "bounds": bounds,
                      "verdict": _verdict(list(FACTORS) + outer_factors, sides,
@@ -232,8 +234,8 @@ def _mean(rows: list[dict], key: str) -> float:
 
 def _side(rise: np.ndarray) -> str:
     """One point's changes over the sets: ``"higher"`` (every set higher, the mean by more
-    than ``critical_t(n - 1)`` standard errors of the mean), ``"lower"`` (every set lower, by as
-    much) or ``"flat"`` (within the noise)."""
+    than ``critical_t(n - 1)`` standard errors of the mean), ``"lower"`` (every set lower,
+    by as much) or ``"flat"`` (within the noise)."""
     mean, se = rise.mean(), rise.std(ddof=1) / np.sqrt(rise.size)
     t = critical_t(rise.size - 1)
     if np.all(rise < 0) and mean < -t * se:

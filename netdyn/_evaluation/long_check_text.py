@@ -87,3 +87,14 @@ def long_check_caution(check: dict, unconstrained: Sequence[str] = ()) -> str | 
                      "long as the held-out check constrain "
                      f"{'it' if len(missed) == 1 else 'them'}")
     return "; ".join(parts) or None
+
+
+def bounds_text(bounds) -> str | None:
+    """The long check's ``bounds`` (``[lower, upper]``, ``None`` where open) in words:
+    ``"between A and B"``, ``"below B"``, ``"above A"``; ``None`` without either."""
+    lo, hi = bounds or (None, None)
+    if lo is not None and hi is not None:
+        return f"between {lo:.4g} and {hi:.4g}"
+    if hi is not None:
+        return f"below {hi:.4g}"
+    return None if lo is None else f"above {lo:.4g}"
