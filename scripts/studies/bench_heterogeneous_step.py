@@ -126,7 +126,7 @@ def _walk(f, theta, carry, steps: int, h: float, chained: bool) -> list[dict]:
 
 def _one_k(k: int, data, args) -> dict:
     settings = {**BH.FULL, "duration": args.duration, "burn_in": args.burn_in,
-                "realisations": args.realisations}
+                "realisations": args.realisations, "balloon_step": None}  # today's: every step
     net, today, _, _ = BH.problem(k, data, settings)
     loss = today.replace(monitor=nd.Bold(period=today.monitor.period, variables="S_e",
                                          integration_step=args.balloon_step))
