@@ -10,16 +10,18 @@ and the FC r on the test runs 5-7 of each method's best parameters, simulated an
 CMA-ES evaluates each generation as one batch (``jax.vmap``); each method stops at the
 budget or once its best loss stalls (``--stall``, ``--stall-tol``).
 
-    python scripts/benchmarks/bench_heterogeneity.py --ks 10 81 --budget 900   # ~65 min
-    python scripts/benchmarks/bench_heterogeneity.py            # up to ~65 min on 2 cores
-    python scripts/benchmarks/bench_heterogeneity.py --ks 81 --budget 1200
-    python scripts/benchmarks/bench_heterogeneity.py --smoke --ks 3 81 --budget 40
+    python scripts/benchmarks/bench_heterogeneity.py --ks 10 81 --budget 1200  # <= ~90 min
+    python scripts/benchmarks/bench_heterogeneity.py --smoke --ks 10 --budget 40
     python scripts/benchmarks/bench_heterogeneity.py --ks 10 --budget 360 --merge
     python scripts/benchmarks/bench_heterogeneity.py --from-json benchmarks/heterogeneity.json
+    python scripts/benchmarks/bench_heterogeneity.py \
+        --add-analytic benchmarks/heterogeneity_linear.json
 
-``--merge`` keeps the other k's results (same settings and budget). The default: 3 k x 2
-methods x ``--budget`` (600 s) plus 7 held-out simulations. Needs ``pip install cma``. The
-same problem on the analytic loss: ``scripts/studies/bench_heterogeneity_linear.py``.
+``--merge`` keeps the other k's results (same settings and budget). ``--add-analytic``
+measures nothing else: it scores the end points of the analytic fits
+(``scripts/studies/bench_heterogeneity_linear.py``'s JSON) on this benchmark's simulated
+loss and held-out runs, as a third row per k. The default: 3 k x 2 methods x ``--budget``
+(600 s) plus 7 held-out simulations. Needs ``pip install cma``.
 """
 
 import math
@@ -330,6 +332,36 @@ def run_k(k: int, data, settings, budget: float, cma, stall) -> dict:
     return result
 
 
+def add_analytic(m: dict, path: Path, data) -> None:
+    """Adds to each k of ``m`` the end point of the analytic gradient fit saved in ``path``
+    (``bench_heterogeneity_linear.py``'s JSON, same problem and parameterisation): its loss
+    on this benchmark's simulated loss (the same key), its held-out scores, and its fit's
+    time."""
+    lin = H.loads(path.read_text())
+    fits = {r["k"]: r["gradient"] for r in lin["results"] if "gradient" in r}
+    settings = m["settings"]
+    for r in m["results"]:
+        fit = fits.get(r["k"])
+        if fit is None or fit.get("best_theta") is None:
+            continue
+        net, loss_fn, train, test = problem(r["k"], data, settings)
+        theta = {name: jnp.asarray(v, dtype=float) for name, v in fit["best_theta"].items()}
+        print(f"k = {r['k']}: the analytic fit's end point on the simulated loss", flush=True)
+        loss, metrics = forward(theta, net, loss_fn, jax.random.key(0))
+        loss, target = float(loss), r.get("target", math.nan)
+        r["analytic"] = {
+            "method": "analytic fit (`nd.LinearFcLoss`, gradient), its end point",
+            "unit": "steps", "evaluations": fit["evaluations"], "seconds": fit["seconds"],
+            "overrun": 0.0, "first_call": fit["first_call"], "failed": 0,
+            "stopped": "its tolerance", "best_loss": loss, "fit_r": float(metrics["fc_r"]),
+            "time_to_target": (fit["seconds"] if math.isfinite(target) and loss <= target
+                               else None),
+            "heldout": heldout(net, loss_fn, theta, train, test, settings)}
+    m["analytic_added"] = {"from": path.name,
+                           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                           "measured": lin.get("date")}
+
+
 def start_point(data, settings, results) -> dict:
     """The homogeneous start: its fit loss (the gradient fit's first evaluation) and its
     held-out scores."""
@@ -370,6 +402,27 @@ TABLE_HEAD = ("| method | evaluations | seconds (past budget; first call) | stop
               "|---|---|---|---|---|---|---|---|---|---|")
 
 
+def verdict(r: dict) -> str:
+    """Which of the two methods won at this k, by how much, and whether they converged."""
+    runs = [r["gradient"], r["cma"]]
+    if not all(math.isfinite(x["best_loss"]) for x in runs):
+        return ""
+    win, lose = sorted(runs, key=lambda x: x["best_loss"])
+    name = lambda x: x["method"].split(" (")[0]  # noqa: E731
+    t = win.get("time_to_target")
+    reached = ("" if t is None else f"; it reached the other's best in {t:.0f} s "
+               f"({100 * t / lose['seconds']:.0f} % of the other's time)")
+    tests = [x["heldout"].get("test", {}).get("fc_r") for x in (win, lose)]
+    held = ("" if None in tests else f" Held out, test-run FC r {tests[0]:.3f} against "
+            f"{tests[1]:.3f}.")
+    stalled = [name(x) for x in runs if x.get("stopped") == "stalled"]
+    converged = (" Neither stalled within the budget: both were still improving." if not
+                 stalled else f" Stalled (converged by the rule): {', '.join(stalled)}.")
+    return (f"**{name(win)}** reached the lower loss: {win['best_loss']:.4f} against "
+            f"{lose['best_loss']:.4f} ({100 * (1 - win['best_loss'] / lose['best_loss']):.0f} % "
+            f"lower){reached}.{held}{converged}")
+
+
 def k_section(r: dict, start: dict) -> list[str]:
     label = {3: "G + input gains along 2 maps (in-strength, FC gradient)",
              10: "G + input gains along 9 maps (in-strength, 8 FC gradients)",
@@ -379,8 +432,9 @@ def k_section(r: dict, start: dict) -> list[str]:
     when = f"Measured {r['date']}." if r.get("date") else ""
     target = (f"Common target: loss {H.num(r['target'], '.4f')} (the higher of the two best "
               "losses: the lowest both reached)." if "target" in r else "")
-    return [f"### k = {r['k']}: {label}", "", when, target, "", TABLE_HEAD, s,
-            _row(r["gradient"]), _row(r["cma"]), ""]
+    rows = [_row(r[name]) for name in ("gradient", "cma", "analytic") if name in r]
+    return [f"### k = {r['k']}: {label}", "", when, target, "", TABLE_HEAD, s, *rows, "",
+            verdict(r), ""]
 
 
 def setup_text(settings, budget) -> list[str]:
@@ -449,6 +503,16 @@ def report(m: dict) -> str:
         "",
         f"Noise ceiling (runs 1-4 against runs 5-7): {start['ceiling']:.3f}.", "",
     ]
+    added = m.get("analytic_added")
+    if added:
+        lines += [f"The *analytic fit* rows (added {added['date']} by `--add-analytic "
+                  f"benchmarks/{added['from']}`): the end point of the gradient fit on the "
+                  "analytic FC (`nd.LinearFcLoss`, no simulation; "
+                  "[`heterogeneity_linear.md`](heterogeneity_linear.md), measured "
+                  f"{added['measured']}), scored on this benchmark's simulated loss (the same "
+                  "key) and held out as the other rows; its seconds are the analytic fit's, "
+                  "its time to the common target that whole fit's where its end point "
+                  "reaches it.", ""]
     for r in results:
         lines += k_section(r, start)
     lines += setup_text(m["settings"], m["budget"])
@@ -503,6 +567,10 @@ def measure(args) -> dict:
     settings = QUICK if args.smoke else FULL
     budget = settings["budget"] if args.budget is None else args.budget
     data = nd.datasets.load("hcp")
+    if args.add_analytic is not None:
+        m = H.loads(path.read_text())
+        add_analytic(m, args.add_analytic, data)
+        return m
     earlier = (_earlier(path, {**settings, "stall": [args.stall_tol, args.stall]}, budget)
                if args.merge else None)
     settings = {**settings, "stall": [args.stall_tol, args.stall]}
@@ -541,6 +609,9 @@ def options(p) -> None:
                         f"in this many seconds (default {STALL:g}; 0: run to the budget)")
     p.add_argument("--stall-tol", type=float, default=STALL_TOL,
                    help=f"see --stall (default {STALL_TOL:g})")
+    p.add_argument("--add-analytic", type=Path, default=None, metavar="JSON",
+                   help="measure nothing new but the end points of the analytic fits in JSON "
+                        "(bench_heterogeneity_linear.py's), added to heterogeneity.json")
     p.add_argument("--merge", action="store_true",
                    help="keep the other k's results in the existing heterogeneity.json")
 
