@@ -1,6 +1,7 @@
 """Remat strategies: same forward result, same gradient, real memory savings."""
 
 import functools
+import re
 
 import equinox as eqx
 import jax
@@ -367,6 +368,10 @@ def test_parse_remat_reads_each_form():
     assert nd.parse_remat("nested:10,100") == nd.Nested(10, 100)
     assert nd.parse_remat("multilevel:4") == nd.MultiLevel(4)
     assert nd.parse_remat("multilevel") == nd.MultiLevel(16)
-    for bad in ("none:3", "uniform", "uniform:x", "blocks:3", ""):
-        with pytest.raises(ValueError, match=f"^{bad!r}: "):
+    assert nd.parse_remat("uniform:250+save") == nd.Uniform(250, stages="save")
+    assert nd.parse_remat("none+save") == nd.NoRemat(stages="save")
+    assert nd.parse_remat("nested:10,100+save") == nd.Nested(10, 100, stages="save")
+    for bad in ("none:3", "uniform", "uniform:x", "blocks:3", "", "uniform:250+keep",
+                "uniform:250+"):
+        with pytest.raises(ValueError, match="^" + re.escape(repr(bad)) + ": "):
             nd.parse_remat(bad)

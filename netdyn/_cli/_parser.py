@@ -140,7 +140,9 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
                      f"cosine-decayed to a tenth at the last (default {DEFAULT_LR})")
     opt.add_argument("--remat", default="uniform:1000",
                      help="gradient checkpointing: none, uniform:K, nested:K1,K2 or "
-                     "multilevel:B (default uniform:1000: small memory, ~1 extra forward)")
+                     "multilevel:B (default uniform:1000: small memory, ~1 extra forward); "
+                     "+save after it keeps the solver stages (e.g. uniform:1000+save: a "
+                     "faster gradient for more memory)")
     opt.add_argument("--no-gradient-check", action="store_true", default=None,
                      dest="no_gradient_check",
                      help="skip the check of the gradient against central finite differences "

@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 import equinox as eqx
 
-from ._policies import check_unroll
+from ._policies import check_stages, check_unroll
 
 Carry = TypeVar("Carry")
 Sample = Any
@@ -37,12 +37,27 @@ class AbstractRemat(eqx.Module):
     the time loop (its scans and checkpointed blocks), the solver one step. Every
     strategy takes it the same way, so ``loop``'s interface is unchanged, and ``Auto``
     hands it on to the strategy it chooses.
+
+    Every strategy also has a keyword-only ``stages`` field: what reverse mode keeps of
+    each step's solver stages (the vector field evaluations of Euler's, Heun's or RK4's
+    stages, with the instantaneous couplings and stimuli). ``"recompute"`` (the default)
+    keeps only the step's inputs (state, delayed coupling input, noise term) and
+    recomputes the stages once more when the step is differentiated, the least memory;
+    ``"save"`` keeps the stages' intermediates instead, for one evaluation of the stages
+    less per step in the gradient. Where the stages dominate a step (rww-ei-fic's transfer
+    functions) that is about one forward pass less per gradient, for more memory per
+    step held (a block's steps, or every step under ``NoRemat``): see
+    ``benchmarks/stages.md``. It never changes a forward run's result (bit for bit); in a
+    gradient's program the forward values may differ in the last bit (XLA compiles the
+    kept stages differently). ``Auto`` hands it on, and measures the memory with it.
     """
 
     unroll: eqx.AbstractVar[int | None]
+    stages: eqx.AbstractVar[str]
 
     def __check_init__(self):
         check_unroll(f"{type(self).__name__} unroll", self.unroll)
+        check_stages(f"{type(self).__name__} stages", self.stages)
 
     @abc.abstractmethod
     def block_sizes(self, n_steps: int) -> tuple[int, ...]:

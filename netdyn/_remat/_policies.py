@@ -23,6 +23,16 @@ def check_block(name: str, value) -> int:
     return value
 
 
+STAGES = ("recompute", "save")
+
+
+def check_stages(name: str, value) -> str:
+    """Trace-time check of a ``stages``: one of ``STAGES``."""
+    if value not in STAGES:
+        raise ValueError(f"{name} must be 'recompute' or 'save', got {value!r}.")
+    return value
+
+
 def check_unroll(name: str, value) -> int | None:
     """Trace-time check of an ``unroll``: a positive integer, or ``None`` (the default)."""
     if value is None:

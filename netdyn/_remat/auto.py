@@ -29,19 +29,21 @@ class RematChoice(NamedTuple):
     temp_bytes: int
 
 
-def _candidates(n_steps: int, every: int, unroll: int) -> list[list[AbstractRemat]]:
-    """Groups of strategies of equal recomputation, in increasing order, with ``unroll``."""
+def _candidates(n_steps: int, every: int, unroll: int,
+                stages: str = "recompute") -> list[list[AbstractRemat]]:
+    """Groups of strategies of equal recomputation, in increasing order, with ``unroll``
+    and ``stages``."""
     root = max(1, math.isqrt(n_steps))
     periods = n_steps // every
     uniform = {root, every, every * max(1, round(math.sqrt(periods)))}
     cube = max(2, round(n_steps ** (1 / 3)))
     return [
-        [NoRemat(unroll=unroll)],
-        [Uniform(k, unroll=unroll) for k in sorted(uniform)],
-        [Nested(cube, cube * cube, unroll=unroll)],
-        [MultiLevel(16, unroll=unroll)],
-        [MultiLevel(8, unroll=unroll)],
-        [MultiLevel(4, unroll=unroll)],
+        [NoRemat(unroll=unroll, stages=stages)],
+        [Uniform(k, unroll=unroll, stages=stages) for k in sorted(uniform)],
+        [Nested(cube, cube * cube, unroll=unroll, stages=stages)],
+        [MultiLevel(16, unroll=unroll, stages=stages)],
+        [MultiLevel(8, unroll=unroll, stages=stages)],
+        [MultiLevel(4, unroll=unroll, stages=stages)],
     ]
 
 
@@ -74,12 +76,13 @@ class Auto(AbstractRemat):
         solver = nd.Heun(remat=choice.strategy)
 
     ``unroll`` (steps per iteration of the innermost loop, see ``AbstractRemat``) is
-    resolved when choosing and given to every candidate, so the memory measured is that
-    of the loop that runs.
+    resolved when choosing and given to every candidate, and so is ``stages``, so the
+    memory measured is that of the loop that runs.
     """
 
     max_bytes: int = eqx.field(static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+    stages: str = eqx.field(default="recompute", static=True, kw_only=True)
 
     def __check_init__(self):
         if not self.max_bytes > 0:
@@ -118,7 +121,7 @@ def choose(
     """
     unroll = resolve_unroll(auto.unroll)
     tried = []
-    for group in _candidates(n_steps, every, unroll):
+    for group in _candidates(n_steps, every, unroll, auto.stages):
         sizes = [
             (_temp_bytes(s, step, emit, carry, consts, n_steps, every), i, s)
             for i, s in enumerate(group)

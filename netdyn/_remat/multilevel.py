@@ -14,8 +14,8 @@ class MultiLevel(AbstractRemat):
     2000, *Revolve*) built from scans: with $L = \lceil \log_b n \rceil$ levels the
     backward pass holds about $b$ carries per level, i.e. $O(b \log_b n)$ memory, and
     recomputes each step at most $L$ times. Memory grows like $\log n$: a one-hour run
-    needs only a few more carries than a one-minute run. ``unroll``: steps per iteration
-    of the innermost loop (see ``AbstractRemat``).
+    needs only a few more carries than a one-minute run. ``unroll``, ``stages``
+    (keywords): see ``AbstractRemat``.
 
     The growth is what holds on every backend; the bytes depend on the compiler's memory
     plan. On XLA:CPU a 2,000-step gradient with ``MultiLevel(4)`` needs fewer temporaries
@@ -26,6 +26,7 @@ class MultiLevel(AbstractRemat):
 
     branch: int = eqx.field(default=16, static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+    stages: str = eqx.field(default="recompute", static=True, kw_only=True)
 
     def __check_init__(self):
         check_block("MultiLevel branch", self.branch)

@@ -13,17 +13,18 @@ class Nested(AbstractRemat):
 
     Memory about $n/K_2 + K_2/K_1$ carries plus $K_1$ steps of residuals, for two extra
     forward passes. More levels: ``Nested(K1, K2, K3, ...)``, ascending or not.
-    ``unroll`` (keyword): steps per iteration of the innermost loop (see ``AbstractRemat``).
+    ``unroll``, ``stages`` (keywords): see ``AbstractRemat``.
     """
 
     blocks: tuple[int, ...] = eqx.field(static=True)
     unroll: int | None = eqx.field(default=None, static=True)
+    stages: str = eqx.field(default="recompute", static=True)
 
-    def __init__(self, *blocks: int, unroll: int | None = None):
+    def __init__(self, *blocks: int, unroll: int | None = None, stages: str = "recompute"):
         if not blocks:
             raise ValueError("Nested needs at least one block size, e.g. Nested(50, 1200).")
         self.blocks = tuple(sorted(check_block("Nested block", b) for b in blocks))
-        self.unroll = unroll
+        self.unroll, self.stages = unroll, stages
 
     def block_sizes(self, n_steps):
         return self.blocks

@@ -11,10 +11,11 @@ class NoRemat(AbstractRemat):
 
     The loop is a scan over emission periods around a scan over the steps of a period,
     so only emitted samples are stacked. Memory grows linearly with the number of steps.
-    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
+    ``unroll``, ``stages`` (keywords): see ``AbstractRemat``.
     """
 
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+    stages: str = eqx.field(default="recompute", static=True, kw_only=True)
 
     def block_sizes(self, n_steps):
         return ()

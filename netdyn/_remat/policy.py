@@ -23,7 +23,7 @@ class Policy(AbstractRemat):
     step and skips recomputing the delayed gather; ``Policy(("history",))`` saves the whole
     buffer every step (memory-hungry: shown for completeness).
 
-    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
+    ``unroll``, ``stages`` (keywords): see ``AbstractRemat``.
 
     There is no host offloading of the saved values: JAX's offloading policy
     (``save_and_offload_only_these_names``) failed to compile this loop with XLA:GPU
@@ -34,6 +34,7 @@ class Policy(AbstractRemat):
     names: tuple[str, ...] = eqx.field(static=True)
     block: int | None = eqx.field(default=None, static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+    stages: str = eqx.field(default="recompute", static=True, kw_only=True)
 
     def __check_init__(self):
         if isinstance(self.names, str):

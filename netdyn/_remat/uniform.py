@@ -18,11 +18,12 @@ class Uniform(AbstractRemat):
     A ``block`` that does not divide the number of steps is balanced to near-equal blocks
     and the remainder run as one shorter last block (no memory spike, same forward result).
     Blocks at least as long as the monitors' emission period group whole periods.
-    ``unroll``: steps per iteration of the innermost loop (see ``AbstractRemat``).
+    ``unroll``, ``stages`` (keywords): see ``AbstractRemat``.
     """
 
     block: int = eqx.field(static=True)
     unroll: int | None = eqx.field(default=None, static=True, kw_only=True)
+    stages: str = eqx.field(default="recompute", static=True, kw_only=True)
 
     def __check_init__(self):
         check_block("Uniform block", self.block)

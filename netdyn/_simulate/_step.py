@@ -24,10 +24,12 @@ def make_step(dynamics, noise, solver, terms: CouplingTerms, schedule: MonitorSc
     semantics); the instantaneous ones and the ``stimuli`` at every solver stage, at the
     stage's time. Noise is drawn from ``fold_in(key, global_step)``. The outputs are
     tagged with ``checkpoint_name`` (``"coupling"``, ``"state"``, ``"history"``,
-    ``"monitor"``) for ``Policy`` strategies.
+    ``"monitor"``) for ``Policy`` strategies. The solver stages are recomputed in the
+    backward pass unless the solver's strategy saves them (``stages="save"``).
     """
     advance = make_advance(dynamics, noise, solver, terms, key=key, t0=t0, dt=dt, step0=step0,
-                           dtype=dtype, stimuli=stimuli)
+                           dtype=dtype, stimuli=stimuli,
+                           remat=solver.remat.stages == "recompute")
 
     def step(carry: SimulationState) -> SimulationState:
         y, buf, i = carry.y, carry.buffer, carry.step
