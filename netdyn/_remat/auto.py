@@ -30,7 +30,7 @@ class RematChoice(NamedTuple):
 
 
 def _candidates(n_steps: int, every: int, unroll: int,
-                stages: str = "recompute") -> list[list[AbstractRemat]]:
+                stages: str) -> list[list[AbstractRemat]]:
     """Groups of strategies of equal recomputation, in increasing order, with ``unroll``
     and ``stages``."""
     root = max(1, math.isqrt(n_steps))

@@ -172,6 +172,7 @@ class Trace:
                 "failed": self.failed, "best_loss": self.best,
                 "best_at": self.best_metrics.get("t"), "fit_r": self.best_metrics.get("fc_r"),
                 "best_theta": self.best_theta, "trace": self.points,
+                # else: a non-finite loss or a failed run ended it (the caller may say more)
                 "stopped": "stalled" if self.stalled() else "budget" if self.over() else
                 "failed"}
 
@@ -238,7 +239,9 @@ def cma_search(k: int, scales: dict, budget: float, evaluate, cma, level: float 
                         "evaluations")
     out.update(popsize=es.popsize, generations=es.countiter,
                cpu_seconds=time.process_time() - cpu)
-    if es.stop():
+    if trace.best <= level:
+        out["stopped"] = "reached the level"
+    elif es.stop():
         out["stopped"] = "pycma: " + ", ".join(es.stop())
     return out
 
@@ -408,7 +411,10 @@ def verdict(r: dict) -> str:
     if not all(math.isfinite(x["best_loss"]) for x in runs):
         return ""
     win, lose = sorted(runs, key=lambda x: x["best_loss"])
-    name = lambda x: x["method"].split(" (")[0]  # noqa: E731
+
+    def name(run):  # the method without its details: "CMA-ES", "gradient"
+        return run["method"].split(" (")[0]
+
     t = win.get("time_to_target")
     reached = ("" if t is None else f"; it reached the other's best in {t:.0f} s "
                f"({100 * t / lose['seconds']:.0f} % of the other's time)")
