@@ -138,11 +138,11 @@ def add_fit_options(p: argparse.ArgumentParser) -> None:
     opt.add_argument("--lr", type=float, default=DEFAULT_LR,
                      help="Adam learning rate on the unconstrained scale at the first step, "
                      f"cosine-decayed to a tenth at the last (default {DEFAULT_LR})")
-    opt.add_argument("--remat", default="uniform:1000",
+    opt.add_argument("--remat", default="uniform:1000+save",
                      help="gradient checkpointing: none, uniform:K, nested:K1,K2 or "
-                     "multilevel:B (default uniform:1000: small memory, ~1 extra forward); "
-                     "+save after it keeps the solver stages (e.g. uniform:1000+save: a "
-                     "faster gradient for more memory)")
+                     "multilevel:B, +save after it to keep the solver stages (a faster "
+                     "gradient for more memory; default uniform:1000+save: the state kept "
+                     "every 1000 steps, a block's stages while it is differentiated)")
     opt.add_argument("--no-gradient-check", action="store_true", default=None,
                      dest="no_gradient_check",
                      help="skip the check of the gradient against central finite differences "

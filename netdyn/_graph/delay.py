@@ -25,10 +25,11 @@ from ._checks import (
     delay_rows,
 )
 from ._dense_layout import AbstractDenseGraph
+from ._input_gain import check_input_gain, checked_input_gain, with_gain
 
 
 class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
-    """A dense weighted graph with conduction delays, both ``[target, source]``.
+    r"""A dense weighted graph with conduction delays, both ``[target, source]``.
 
     The delayed coupling input of node ``i`` reads the state of node ``j`` at
     ``t - delays[i, j]``. Delays are in ms; build them from tract lengths (mm) and a
@@ -41,6 +42,9 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
     - ``max_delay``: the largest delay the history buffer must hold (ms); computed from
       ``delays`` when omitted (then ``delays`` must be concrete, not traced).
     - ``signed``: allow negative weights.
+    - ``input_gain``: optional ``[nodes]`` gains $\gamma_i \ge 0$, each target's summed
+      input scaled, $\gamma_i \sum_j W_{ij} v_{ij}(t - d_{ij})$ (``simulate`` puts an
+      ``nd.InputScaling``'s gains here; see ``AbstractDenseGraph``).
 
     Concrete weights and delays are checked when the graph is built: NaN or infinite
     entries, negative delays and (unless ``signed``) negative weights get a
@@ -50,6 +54,7 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
 
     weights: Matrix
     delays: Matrix
+    input_gain: Float[Array, " nodes"] | None
     max_delay: float = eqx.field(static=True)
     signed: bool = eqx.field(static=True)
 
@@ -60,9 +65,11 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
         *,
         max_delay: float | None = None,
         signed: bool = False,
+        input_gain: ArrayLike | None = None,
     ):
         self.weights = jnp.asarray(weights)
         self.delays = jnp.asarray(delays)
+        self.input_gain = None if input_gain is None else jnp.asarray(input_gain)
         self.max_delay = concrete_max("delays", delays) if max_delay is None else float(max_delay)
         self.signed = signed
 
@@ -72,6 +79,7 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
         check_same_shape("delays", self.delays, "weights", self.weights)
         check_weight_values("DelayGraph", self.weights, self.signed)
         check_delay_values("DelayGraph", self.delays)
+        check_input_gain("DelayGraph", self.input_gain, self.n_nodes)
         if not self.max_delay >= 0:
             raise ValueError(f"max_delay must be non-negative, got {self.max_delay}.")
 
@@ -103,10 +111,12 @@ class DelayGraph(AbstractDenseGraph, AbstractBatchMinorGraph):
     def weighted_sum_batched(
         self, v: Float[Array, "m ... batch"]
     ) -> Float[Array, "m nodes batch"]:
-        return _dense_ops.weighted_sum_batched(self.weights, v)
+        return with_gain(self.input_gain, _dense_ops.weighted_sum_batched(self.weights, v), -2)
 
     def validate(self) -> "AbstractGraph":
         self.__check_init__()
         weights = checked_weights(jnp.asarray(self.weights), self.signed)
         delays = checked_delays(jnp.asarray(self.delays), self.max_delay)
-        return eqx.tree_at(lambda g: (g.weights, g.delays), self, (weights, delays))
+        gain = checked_input_gain(self.input_gain)
+        return eqx.tree_at(lambda g: (g.weights, g.delays, g.input_gain), self,
+                           (weights, delays, gain), is_leaf=lambda x: x is None)

@@ -15,7 +15,7 @@ from .._observation.fcd import fcd, fcd_values
 from .._observation.fcd_ks import fcd_ks
 from .._observation.losses import fcd_distance
 from .._observation.runs import pooled_fcd_values, runs_fc
-from .._parameterisation._base import resolve_parameters
+from .._parameterisation.input_gain import resolve_for_simulation
 from .._simulate._arguments import check_key, check_parts
 from .._solver._base import AbstractSolver
 from .._validate import flag, number, one_of
@@ -193,7 +193,7 @@ class FcLoss(AbstractFcLoss):
         ``[samples, nodes]``, with noise ``key``."""
         check_key(key)
         check_parts(network, self.solver)
-        return self._signal(resolve_parameters(network), key)
+        return self._signal(resolve_for_simulation(network), key)
 
     def _signal(self, network: Network, key: Key | None) -> Float[Array, "time nodes"]:
         """``signal`` of a checked network whose parameterisations are resolved."""
@@ -204,7 +204,7 @@ class FcLoss(AbstractFcLoss):
         checked against this loss (target size, key, solver and parts): once per
         evaluation, shared by its burn-in and runs (``simulate_resolved`` neither checks
         nor resolves again)."""
-        network = resolve_parameters(network)
+        network = resolve_for_simulation(network)
         self._check(network)
         check_key(key)  # before fold_in, whose error about key data would come first
         check_parts(network, self.solver)

@@ -50,6 +50,12 @@ class InputScaling(AbstractConnectivityScaling):
     any $g_i$. Put it in place of a graph's weights: ``eqx.tree_at(lambda n:
     n.graph.weights, net, nd.InputScaling(net.graph.weights, jnp.zeros(n)))``.
 
+    ``value()`` (and ``nd.resolve_parameters``) give $W^{\mathrm{eff}}$. In a dense
+    graph's weights, ``nd.simulate`` and ``nd.FcLoss`` keep $W$ as the graph's weights
+    and $e^{g_i}$ as its ``input_gain``, applied after each step's weighted sum: the
+    same coupling input, for which reverse mode carries a cotangent per region instead
+    of one per edge (``benchmarks/input_gain.md``).
+
     **Arguments**: ``weights`` ``[nodes, nodes]``, ``log_gain`` ``[nodes]`` (or a
     parameterisation of it, e.g. ``nd.MapParameter(0.0, maps, relative=False)``: gains
     along a few maps).

@@ -37,7 +37,7 @@ class Setup(NamedTuple):
 
 def setup(network, solver, *, t0, t1, dt, monitors, key, history) -> Setup:
     """Check ``simulate``'s arguments and build its loop (see ``simulate``); ``network``
-    is already checked (``check_parts``) and resolved (``resolve_parameters``) by the
+    is already checked (``check_parts``) and resolved (``resolve_for_simulation``) by the
     caller, so that a loss running several simulations of one network resolves it once."""
     network = finite_parameters(network)
     grid = time_grid(t0, t1, dt)

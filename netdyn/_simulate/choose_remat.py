@@ -5,7 +5,7 @@ import jax
 
 from .._monitor._base import AbstractMonitor
 from .._network import Network
-from .._parameterisation._base import resolve_parameters
+from .._parameterisation.input_gain import resolve_for_simulation
 from .._remat.auto import Auto, RematChoice, choose
 from .._solver._base import AbstractSolver
 from ._arguments import check_history_kind, check_key, check_parts
@@ -68,7 +68,7 @@ def choose_remat(
 
     def build(dynamic):
         network, solver, monitors, key, history = eqx.combine(dynamic, static)
-        run = setup(resolve_parameters(network), solver, t0=t0, t1=t1, dt=dt,
+        run = setup(resolve_for_simulation(network), solver, t0=t0, t1=t1, dt=dt,
                     monitors=monitors, key=key, history=history)
         return run.parts, run.carry, run.grid.n_steps, run.schedule.every
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 from .._custom_types import Key
 from .._monitor._base import AbstractMonitor
 from .._network import Network
-from .._parameterisation._base import resolve_parameters
+from .._parameterisation.input_gain import resolve_for_simulation
 from .._remat.auto import Auto
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
@@ -89,7 +89,7 @@ def simulate(
     if not isinstance(batch_last, bool):
         raise ValueError(f"batch_last must be True or False, got {batch_last!r}.")
     check_parts(network, solver)
-    return _simulate(resolve_parameters(network), solver, t0=t0, t1=t1, dt=dt,
+    return _simulate(resolve_for_simulation(network), solver, t0=t0, t1=t1, dt=dt,
                      monitors=monitors, key=key, history=history, batch_last=batch_last)
 
 
@@ -98,7 +98,7 @@ def simulate_resolved(network: Network, solver: AbstractSolver, *, t0: float, t1
                       dt: float, monitors: dict[str, AbstractMonitor] | None, key: Key | None,
                       history, batch_last: bool) -> Solution:
     """``simulate`` of a network already checked (``check_parts``) and resolved
-    (``resolve_parameters``), for a caller that runs several simulations of one network
+    (``resolve_for_simulation``), for a caller that runs several simulations of one network
     and resolves it once (``FcLoss``: its burn-in and its run)."""
     return _simulate(network, solver, t0=t0, t1=t1, dt=dt, monitors=monitors, key=key,
                      history=history, batch_last=batch_last)
