@@ -17,10 +17,11 @@ burn-in, ``"1-r+huber"`` against runs 1-4). In one process, interleaved, per k:
    taken with each gradient; along each step's update ``u``, the gradient's directional
    derivative ``g . u`` against central differences of the same function (the same noise
    key, and for the chained loss the same chain state), ``(L(theta + h u) - L(theta - h u))
-   / 2h`` at ``h = --fd-h``; and the chained and the exact directional derivatives side by
-   side at the chained fit's points.
+   / 2h`` at ``h = --fd-h`` (where the two differ by more than ``REFINE``, again at h / 3,
+   h / 10 and h / 30: truncation error shrinks as h^2); and the chained and the exact
+   directional derivatives side by side at the chained fit's points.
 
-    python scripts/studies/bench_heterogeneous_step.py           # ~40 min on 2 cores
+    python scripts/studies/bench_heterogeneous_step.py           # 15-40 min on 2 cores
     python scripts/studies/bench_heterogeneous_step.py --smoke   # tiny runs, minutes
 """
 
@@ -93,6 +94,18 @@ def _times(f, theta, carry, repeats: int) -> dict:
     return {"seconds": times, "first_call": compile_s}
 
 
+# Where the gradient and central differences at h differ by more than this (relative),
+# the differences are repeated at h / 3, h / 10 and h / 30: a correct gradient's gap then
+# shrinks as h^2 (the truncation error of central differences), a wrong one's does not.
+REFINE = 1e-3
+
+
+def _central(one, theta, u, h: float, args) -> float:
+    """``(L(theta + h u) - L(theta - h u)) / 2h`` of the scalar function ``one``."""
+    up, down = (float(one(_shift(theta, u, s), *args)) for s in (h, -h))
+    return (up - down) / (2 * h)
+
+
 def _walk(f, theta, carry, steps: int, h: float, chained: bool) -> list[dict]:
     """The fit's first ``steps`` Adam steps with the exact or the chained gradient; at each,
     the directional derivative along its update against central differences."""
@@ -110,10 +123,12 @@ def _walk(f, theta, carry, steps: int, h: float, chained: bool) -> list[dict]:
             args = (key,)
             one = f["forward"]
         u, state = opt.update(g, state, theta)
-        up, down = (float(one(_shift(theta, u, s), *args)) for s in (h, -h))
-        fd = (up - down) / (2 * h)
+        fd = _central(one, theta, u, h, args)
         row = {"step": i, "loss": float(v), "G": float(theta["G"]), "g_dot_u": _dot(g, u),
                "fd": fd}
+        if abs(row["g_dot_u"] - fd) > REFINE * abs(fd):  # truncation error, or a wrong gradient?
+            row["fd_smaller"] = [[h / d, _central(one, theta, u, h / d, args)]
+                                 for d in (3, 10, 30)]
         if chained:  # the exact gradient at the same point, with the same step's key
             (_, ge), _ = _timed(f["exact"], theta, key)
             row["exact_g_dot_u"] = _dot(ge, u)
@@ -175,8 +190,11 @@ def _walk_rows(rows: list[dict], chained: bool) -> list[list[str]]:
     out = []
     for r in rows:
         rel = abs(r["g_dot_u"] - r["fd"]) / max(abs(r["fd"]), 1e-300)
+        smaller = "; ".join(
+            f"h = {h:.1e}: {fd:.6g} ({abs(r['g_dot_u'] - fd) / abs(fd):.1e})"
+            for h, fd in r.get("fd_smaller", [])) or "–"
         line = [str(r["step"]), f"{r['G']:.5f}", f"{r['loss']:.4f}", f"{r['g_dot_u']:.6g}",
-                f"{r['fd']:.6g}", f"{rel:.1e}"]
+                f"{r['fd']:.6g}", f"{rel:.1e}", smaller]
         if chained:
             same = np.sign(r["exact_g_dot_u"]) == np.sign(r["g_dot_u"])
             line += [f"{r['exact_g_dot_u']:.6g}", "yes" if same else "**no**"]
@@ -206,7 +224,8 @@ def render(m: dict) -> str:
                   f"along the step's update `u`; FD: central differences of the same function "
                   f"(same noise key; chained: same chain state) at h = {m['fd_h']:g} of the "
                   "update.", "", "Exact gradient:", ""]
-        head = ["step", "G", "loss", "g . u", "FD", "relative difference"]
+        head = ["step", "G", "loss", "g . u", "FD", "relative difference",
+                f"FD at smaller h (relative difference; where over {REFINE:g})"]
         lines += [*H.table(head, _walk_rows(r["exact_walk"], False)), "", "Chained:", ""]
         lines += [*H.table(head + ["exact g . u (same point, key)", "same sign"],
                            _walk_rows(r["chained_walk"], True)), ""]
