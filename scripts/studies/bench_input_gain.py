@@ -32,6 +32,7 @@ import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import bench_heterogeneity as BH
+import bench_stages as BS
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -76,10 +77,6 @@ def case(k: int, settings: dict, form: str):
     return loss, theta, str(fc_loss.solver.remat)
 
 
-def _flat(g):
-    return jnp.concatenate([jnp.ravel(x) for x in jax.tree.leaves(g)])
-
-
 def compiled(k: int, settings: dict) -> tuple[dict, dict]:
     """The forward and the four gradients at ``k``, compiled: ``(cases, facts)``."""
     cases, facts, grads = {}, {}, {}
@@ -95,12 +92,11 @@ def compiled(k: int, settings: dict) -> tuple[dict, dict]:
             facts[f"temp_mb_{form}_{stages}"] = g.memory_analysis().temp_size_in_bytes / 1e6
             value, grad = g(x0)
             facts[f"value_{form}_{stages}"] = float(value)
-            grads[(form, stages)] = _flat(grad)
+            grads[(form, stages)] = grad
             print(f"k = {k}: compiled {form} {stages} ({facts[f'temp_mb_{form}_{stages}']:.1f} "
                   "MB)", flush=True)
-    ref = grads[("folded", "recompute")]
-    facts["grad_rel"] = float(jnp.max(jnp.abs(grads[("factored", "recompute")] - ref))
-                              / jnp.max(jnp.abs(ref)))
+    facts["grad_rel"] = BS._relative(grads[("factored", "recompute")],
+                                     grads[("folded", "recompute")])
     facts["value_rel"] = abs(facts["value_factored_recompute"] / facts["value_folded_recompute"]
                              - 1.0)
     return cases, facts
