@@ -46,9 +46,11 @@ CMA_SIGMA0, CMA_SCALE_G, CMA_SCALE_GAIN = 0.5, 0.01, 0.1  # CMA-ES's scaled coor
 FAILED_LOSS = 10.0  # what CMA-ES is told for a candidate whose loss is NaN or that fails
 RUN_ERRORS = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
 FULL = {"duration": 43_200.0, "burn_in": 57_600.0, "realisations": 4, "balloon_step": 10.0,
-        "heldout_duration": 288_000.0, "heldout_realisations": 4, "budget": 600.0}
+        "heldout_duration": 288_000.0, "heldout_realisations": 4, "budget": 600.0,
+        "stages": "save"}
 QUICK = {"duration": 7_200.0, "burn_in": 7_200.0, "realisations": 1, "balloon_step": 10.0,
-         "heldout_duration": 14_400.0, "heldout_realisations": 1, "budget": 60.0}
+         "heldout_duration": 14_400.0, "heldout_realisations": 1, "budget": 60.0,
+         "stages": "save"}
 STALL, STALL_TOL = 300.0, 1e-3  # a method stops once its best loss gains < tol in that long
 
 
@@ -106,7 +108,9 @@ def problem(k: int, data, settings):
     # The hemodynamics integrated every ``balloon_step`` ms (None: every step, as before)
     bold = nd.Bold(period=720.0, variables="S_e",
                    integration_step=settings.get("balloon_step"))
-    loss_fn = nd.FcLoss(target, nd.Heun(remat=nd.Uniform(720)), bold,
+    # Results written before "stages" was a setting kept the default, "recompute"
+    remat = nd.Uniform(720, stages=settings.get("stages", "recompute"))
+    loss_fn = nd.FcLoss(target, nd.Heun(remat=remat), bold,
                         duration=settings["duration"],
                         dt=1.0, metric="1-r+huber", burn_in=settings["burn_in"],
                         realisations=settings["realisations"])
@@ -446,6 +450,8 @@ def k_section(r: dict, start: dict) -> list[str]:
 def setup_text(settings, budget) -> list[str]:
     s = settings
     step = s.get("balloon_step")
+    stages = s.get("stages", "recompute")
+    remat = "Uniform(720)" if stages == "recompute" else f"Uniform(720, stages='{stages}')"
     bold = ("Bold(period=720, variables='S_e'" + ("" if step is None else
             f", integration_step={step:g}") + ")")
     tol, seconds = s.get("stall", [None, 0])
@@ -457,7 +463,7 @@ def setup_text(settings, budget) -> list[str]:
         "## Setup", "",
         f"Embedded HCP data (80 regions, TR 720 ms): fitted on the group FC of runs 1-4 "
         f"(`nd.runs_fc`), scored on runs 5-7. Model `nd.presets.rww_ei_fic(w / max(w), "
-        f"lengths, G={G0}, sigma=0.001)`. Loss `nd.FcLoss(target, Heun(remat=Uniform(720)), "
+        f"lengths, G={G0}, sigma=0.001)`. Loss `nd.FcLoss(target, Heun(remat={remat}), "
         f"{bold}, duration={s['duration']:g}, dt=1, "
         f"metric='1-r+huber', burn_in={s['burn_in']:g}, realisations={s['realisations']})` "
         "with the exact gradient (through the burn-in), float64, one noise key "
