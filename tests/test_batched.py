@@ -187,6 +187,33 @@ def test_plain_vmap_by_default_and_for_a_batched_graph(getkey):
         tree_allclose(jax.tree.map(lambda x: x[b], two.ys), of_G(scales[b]).ys, **CLOSE)
 
 
+def test_members_own_input_gains_run_batch_last(getkey):
+    """A sweep of the graph's per-target ``input_gain`` (what ``nd.InputScaling`` fits)
+    shares the weights and delays, so it runs batch-last; each member as its single run.
+    A gain shared by the batch stays on the graph."""
+    net, key = _rww(n=5), getkey()
+    gains = jax.random.uniform(getkey(), (6, 5), minval=0.2, maxval=2.0)
+
+    def run(gain, G=0.6, batch_last=False):
+        edited = eqx.tree_at(lambda m: (m.graph.input_gain, m.coupling.G), net, (gain, G),
+                             is_leaf=lambda x: x is None)
+        return nd.simulate(edited, nd.Heun(), t0=0.0, t1=30.0, dt=0.5, key=key,
+                           monitors={"raw": nd.Raw()}, batch_last=batch_last)
+
+    shape = run(gains[0]).final.buffer.shape
+    own = jax.vmap(lambda g: run(g, batch_last=True))
+    shared = jax.vmap(lambda G: run(gains[0], G, batch_last=True))
+    Gs = jnp.linspace(0.3, 0.9, 6)
+    assert runs_batch_last(own, (gains,), shape, 6)
+    assert runs_batch_last(shared, (Gs,), shape, 6)
+    got, got_shared = own(gains), shared(Gs)
+    for b in range(6):
+        tree_allclose(jax.tree.map(lambda x: x[b], got.ys), run(gains[b]).ys, **CLOSE)
+        tree_allclose(jax.tree.map(lambda x: x[b], got_shared.ys), run(gains[0], Gs[b]).ys,
+                      **CLOSE)
+    assert np.abs(got["raw"][0] - got["raw"][1]).max() > 1e-4  # the gains matter
+
+
 def test_batch_last_is_a_bool(no_type_hook):
     net = _rww(n=3)
     with pytest.raises(ValueError, match="batch_last must be True or False"):

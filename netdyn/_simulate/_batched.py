@@ -1,6 +1,6 @@
-"""The time loop of a batch of networks that share their graph (``simulate(...,
-batch_last=True)`` under ``jax.vmap``), with the batch on the trailing axis of the delay
-buffer and edge arrays.
+"""The time loop of a batch of networks that share their graph's weights and delays
+(``simulate(..., batch_last=True)`` under ``jax.vmap``), with the batch on the trailing
+axis of the delay buffer and edge arrays.
 
 Why: under a plain ``vmap`` the history buffer is ``[batch, rows, nodes, k]``, so each
 delayed read fetches ``B`` values ``rows * nodes`` apart, and rolling the buffer copies
@@ -19,6 +19,7 @@ ran 0.30 at B = 64 and fell to 0.15 at B = 1024.
 
 from typing import Any, NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -51,20 +52,35 @@ class _Carry(NamedTuple):
     monitors: Any
 
 
-def _batched_under(paths, flags, *names) -> bool:
-    return any(b for path, b in zip(paths, flags) if path[: len(names)] == names)
+def _batched_under(paths, flags, *names, but=None) -> bool:
+    """Whether a leaf under the attributes ``names`` is batched (except under ``but``)."""
+    return any(b for path, b in zip(paths, flags) if path[: len(names)] == names
+               and (but is None or path[: len(but)] != but))
+
+
+_GAIN = ("terms", "graph", "input_gain")
 
 
 def batch_minor_applies(parts, paths, part_flags, carry_flags) -> bool:
     """Whether the batch can run batch-last: delayed couplings on a graph that reads
-    batches (``AbstractBatchMinorGraph``), whose arrays and read positions the batch
-    shares."""
+    batches (``AbstractBatchMinorGraph``), whose weights, delays and read positions the
+    batch shares (its members' own input gains, ``DelayGraph.input_gain``, are applied
+    to the shared weighted sums)."""
     return (
         bool(parts.terms.delayed)
         and isinstance(parts.terms.graph, AbstractBatchMinorGraph)
-        and not _batched_under(paths, part_flags, "terms", "graph")
+        and not _batched_under(paths, part_flags, "terms", "graph", but=_GAIN)
         and not _batched_under(paths, part_flags, "terms", "indices")
     )
+
+
+def _members_gain(graph, paths, part_flags):
+    """``(graph, gain)``: with the members' own input gains (``[batch, nodes]``), the graph
+    without them and the gains as ``[nodes, batch]``; else the graph and ``None``."""
+    if not _batched_under(paths, part_flags, *_GAIN):
+        return graph, None
+    gain = jnp.moveaxis(graph.input_gain, 0, -1)
+    return eqx.tree_at(lambda g: g.input_gain, graph, None, is_leaf=lambda x: x is None), gain
 
 
 def make_batched_rule(n_steps: int, every: int):
@@ -105,7 +121,8 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
         return batch_leading(x, batched, size)
 
     terms = parts.terms
-    graph, cvar = terms.graph, terms.cvar
+    graph, gain = _members_gain(terms.graph, flat.paths, b_leaves)
+    cvar = terms.cvar
 
     def each(n):
         """The ``n``-th delayed coupling, applied to each member on the trailing axis."""
@@ -119,10 +136,14 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
     # a plain ``vmap`` does: its batching rules (``concatenate``, ``cond``, ``checkpoint``)
     # move the batch to the front, which would transpose every state array twice a step.
     # Only ``[nodes, batch]``-sized arrays change sides.
+    def weighted_sum(v):
+        sums = graph.weighted_sum_batched(v)  # [m, nodes, batch]
+        return sums if gain is None else gain[None] * sums
+
     reads = EdgeReads(
         jax.vmap(graph.target_values, in_axes=-1, out_axes=-1),
         graph.delayed_source_values_batched,
-        graph.weighted_sum_batched,
+        weighted_sum,
         tuple(each(n) for n in range(len(terms.delayed))),
     )
 

@@ -63,7 +63,8 @@ def simulate(
       ``False``: the plain ``vmap`` of the single-network loop, which keeps the batch on
       the leading axis of every array. ``True``: when the batch shares its
       ``DelayGraph`` or ``SparseDelayGraph`` (weights and delays not batched: a sweep
-      over other parameters, noise keys, histories), the batch-last loop, below.
+      over other parameters, noise keys, histories, or a ``DelayGraph``'s per-target
+      ``input_gain``), the batch-last loop, below.
 
     **Returns**: a ``Solution``: ``sol[name]`` are the samples of each monitor,
     ``sol.ts[name]`` their times, ``sol.final`` the state to continue from.
