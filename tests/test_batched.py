@@ -214,11 +214,42 @@ def test_members_own_input_gains_run_batch_last(getkey):
     assert np.abs(got["raw"][0] - got["raw"][1]).max() > 1e-4  # the gains matter
 
 
-def test_batch_last_is_a_bool(no_type_hook):
+@pytest.mark.parametrize("value", ["yes", 0, -3, 2.0])
+def test_batch_last_is_a_bool_or_a_batch_size(value, no_type_hook):
     net = _rww(n=3)
-    with pytest.raises(ValueError, match="batch_last must be True or False"):
+    with pytest.raises(ValueError, match="batch_last must be True, False or a positive"):
         nd.simulate(net, nd.Heun(), t0=0.0, t1=2.0, dt=1.0, key=jax.random.key(0),
-                    batch_last="yes")
+                    batch_last=value)
+
+
+def test_nested_batches_merge_into_one_batch_last_loop(getkey):
+    """A vmap over G of a vmap over noise keys runs one batch-last loop of G x keys (the
+    ring ``[2 rows, nodes, k, 3 * 4]``), each member as its single run; with
+    ``batch_last=B`` the merged batch decides: 12 members run batch-last from B = 12, the
+    plain vmap at B = 13, and 4 keys alone (B = 8) the plain vmap."""
+    net = _rww(n=5)
+    Gs, keys = jnp.linspace(0.3, 0.9, 3), jax.random.split(getkey(), 4)
+
+    def run(G, key, batch_last=False):
+        edited = eqx.tree_at(lambda m: m.coupling.G, net, G)
+        return nd.simulate(edited, nd.Heun(), t0=0.0, t1=30.0, dt=0.5, key=key,
+                           monitors={"raw": nd.Raw()}, batch_last=batch_last)
+
+    def population(B):
+        return jax.vmap(lambda G: jax.vmap(lambda k: run(G, k, batch_last=B))(keys))
+
+    shape = run(Gs[0], keys[0]).final.buffer.shape
+    assert runs_batch_last(population(True), (Gs,), shape, 12)
+    assert runs_batch_last(population(12), (Gs,), shape, 12)
+    assert not runs_batch_last(population(13), (Gs,), shape, 12)
+    keys_only = jax.vmap(lambda k: run(Gs[0], k, batch_last=8))
+    assert not runs_batch_last(keys_only, (keys,), shape, 4)
+    # The keys shared by every G: broadcast into the merged batch (outer members major).
+    got = population(True)(Gs)
+    for g in range(3):
+        for b in range(4):
+            tree_allclose(jax.tree.map(lambda x, g=g, b=b: x[g, b], got.ys),
+                          run(Gs[g], keys[b]).ys, **CLOSE)
 
 
 @pytest.mark.slow

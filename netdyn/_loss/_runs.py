@@ -14,7 +14,9 @@ from .._network import Network
 from .._simulate.simulate import simulate_resolved
 from .._solution import SimulationState
 
-BATCH_LAST = 8  # realisations from which the forward pass runs the batch-last loop
+# Members (realisations, times those of any ``vmap`` around the loss) from which the
+# forward pass runs the batch-last loop
+BATCH_LAST = 8
 
 
 def restartable(state: SimulationState) -> tuple[SimulationState, jax.Array]:
@@ -48,7 +50,7 @@ def burnt_in(loss, network: Network, key: Key | None, history: SimulationState |
     ``history`` (``None``: the initial state), its monitor having seen them."""
     return simulate_resolved(network, loss.solver, t0=0.0, t1=burn_in, dt=loss.dt,
                              monitors={"signal": loss.monitor}, key=key, history=history,
-                             batch_last=loss.realisations >= BATCH_LAST).final
+                             batch_last=BATCH_LAST).final
 
 
 def measured_run(loss, network: Network, key: Key | None, start: SimulationState | None,
@@ -64,10 +66,10 @@ def measured_run(loss, network: Network, key: Key | None, start: SimulationState
     t0, history, finite = 0.0, None, None
     if start is not None:
         history, finite = restartable(start)
-    # The realisations run under ``vmap``: from BATCH_LAST of them, the forward pass runs
-    # the batch-last loop (``simulate(batch_last=True)``; gradients never do), which pays
-    # from about 8 members on (``benchmarks/batch.md``).
-    batch_last = loss.realisations >= BATCH_LAST
+    # The realisations run under ``vmap``: from BATCH_LAST members, the forward pass runs
+    # the batch-last loop (``simulate(batch_last=BATCH_LAST)``; gradients never do), which
+    # pays from about 8 members on (``benchmarks/batch.md``). The members counted are those
+    # of every ``vmap`` around the loss too (a population of candidates x realisations).
     if burn_in > 0:
         freeze = (lambda tree: tree) if loss.burn_in_gradient else frozen
         warm = burnt_in(loss, freeze(network), key, history, burn_in)
@@ -75,7 +77,7 @@ def measured_run(loss, network: Network, key: Key | None, start: SimulationState
         finite = warm_finite if finite is None else finite & warm_finite
     sol = simulate_resolved(network, loss.solver, t0=t0, t1=t0 + loss.duration, dt=loss.dt,
                             monitors=monitors, key=key, history=history,
-                            batch_last=batch_last)
+                            batch_last=BATCH_LAST)
     x = sol["signal"] if finite is None else jnp.where(finite, sol["signal"], jnp.nan)
     end = dataclasses.replace(sol.final, t=None)
     return (x.reshape(x.shape[0], -1) if x.ndim == 3 else x), end

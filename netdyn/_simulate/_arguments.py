@@ -157,6 +157,16 @@ def checked_arguments(simulate):
     return wrapper
 
 
+def check_batch_last(batch_last) -> None:
+    """``simulate``'s ``batch_last``: ``True``, ``False`` or a positive whole number of
+    members (the smallest batch that runs the batch-last loop)."""
+    if isinstance(batch_last, bool):
+        return
+    if not isinstance(batch_last, int) or batch_last < 1:
+        raise ValueError(f"batch_last must be True, False or a positive number of members "
+                         f"(the smallest batch to run batch-last), got {batch_last!r}.")
+
+
 def check_parts(network, solver) -> None:
     """Refuse a ``network`` or ``solver`` of the wrong kind."""
     if not isinstance(network, Network):

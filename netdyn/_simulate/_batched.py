@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
 
 from .. import _xla_tricks
 from .._graph._base import AbstractBatchMinorGraph
@@ -83,22 +84,72 @@ def _members_gain(graph, paths, part_flags):
     return eqx.tree_at(lambda g: g.input_gain, graph, None, is_leaf=lambda x: x is None), gain
 
 
-def make_batched_rule(n_steps: int, every: int):
+def make_batched_rule(n_steps: int, every: int, min_batch: int = 1):
     """The ``vmap`` rule of ``_loop.boundary_loop`` for a run of ``n_steps`` steps that
-    emits every ``every``."""
+    emits every ``every``.
+
+    Nested ``vmap``s merge into one batch (each outer member's inner batch in turn): a
+    population of candidates, each run over noise realisations, is one batch-last loop of
+    candidates x realisations. It runs when the merged batch has at least ``min_batch``
+    members and shares its graph (``batch_minor_applies``); otherwise the plain ``vmap``.
+    """
+
+    def run(size, flags, leaves, c_leaves, flat: Flat):
+        b_leaves, b_c_leaves = flags
+        parts, carry_flags = flat.parts(leaves), flat.carry(b_c_leaves)
+        if size < min_batch or not batch_minor_applies(parts, flat.paths, b_leaves,
+                                                       carry_flags):
+            axes = ([0 if b else None for b in b_leaves], [0 if b else None for b in b_c_leaves])
+            return jax.vmap(flat.plain, in_axes=axes)(leaves, c_leaves)
+        return _batch_minor(size, b_leaves, leaves, parts, flat.carry(c_leaves), carry_flags,
+                            flat, n_steps, every)
+
+    def nested(size, flags, leaves, c_leaves, flat: Flat):
+        """``run`` for a batch of ``size`` (``flags``: the inputs it reaches, on axis 0);
+        under a further ``vmap``, that one's batch merges into it."""
+
+        @custom_vmap
+        def batch(leaves, c_leaves):
+            return run(size, flags, leaves, c_leaves, flat)
+
+        @batch.def_vmap
+        def outer_rule(outer, outer_flags, leaves, c_leaves):
+            outer_flags = _lists(outer_flags)
+            merged = _merge(outer, size, outer_flags, _lists(flags), _lists((leaves, c_leaves)))
+            both = jax.tree.map(lambda a, b: a or b, outer_flags, _lists(flags))
+            out = nested(outer * size, both, *merged, flat)
+            out = jax.tree.map(lambda x: x.reshape((outer, size) + x.shape[1:]), out)
+            return out, jax.tree.map(lambda _: True, out)
+
+        return batch(leaves, c_leaves)
 
     def rule(axis_size, in_batched, leaves, c_leaves, flat: Flat):
-        b_leaves, b_c_leaves = in_batched
-        parts, carry = flat.parts(leaves), flat.carry(c_leaves)
-        carry_flags = flat.carry(b_c_leaves)
-        if not batch_minor_applies(parts, flat.paths, b_leaves, carry_flags):
-            axes = ([0 if b else None for b in b_leaves], [0 if b else None for b in b_c_leaves])
-            out = jax.vmap(flat.plain, in_axes=axes)(leaves, c_leaves)
-            return out, jax.tree.map(lambda _: True, out)
-        return _batch_minor(axis_size, b_leaves, leaves, parts, carry, carry_flags, flat,
-                            n_steps, every)
+        out = nested(axis_size, in_batched, leaves, c_leaves, flat)
+        return out, jax.tree.map(lambda _: True, out)
 
     return rule
+
+
+def _lists(pair):
+    """``(leaves, carry leaves)`` (or their flags) as two lists, whatever sequences."""
+    return list(pair[0]), list(pair[1])
+
+
+def _merge(outer: int, inner: int, outer_flags, inner_flags, tree):
+    """The leaves of ``tree`` as one batch of ``outer * inner`` members (outer major): an
+    outer ``vmap``'s batch (axis 0) and the inner batch (axis 0 of each outer member),
+    either broadcast where a leaf lacks it; leaves batched by neither unchanged."""
+
+    def one(x, in_outer, in_inner):
+        if not (in_outer or in_inner):
+            return x
+        if not in_outer:
+            x = jnp.broadcast_to(x[None], (outer,) + x.shape)
+        elif not in_inner:
+            x = jnp.broadcast_to(x[:, None], (outer, inner) + x.shape[1:])
+        return x.reshape((outer * inner,) + x.shape[2:])
+
+    return jax.tree.map(one, tree, outer_flags, inner_flags)
 
 
 def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
@@ -188,5 +239,4 @@ def _batch_minor(size, b_leaves, leaves, parts, carry, carry_flags, flat: Flat,
     buffer = jnp.moveaxis(_buffer.ring_window(final.buffer, final.local), -1, 0)
     # Stacked ``[samples, batch, ...]``; everything batch-leading (see ``_loop``).
     stacked = jax.tree.map(lambda x: jnp.moveaxis(x, 1, 0), stacked)
-    out = ((final.y, buffer, final.monitors), stacked)
-    return out, jax.tree.map(lambda _: True, out)
+    return (final.y, buffer, final.monitors), stacked

@@ -10,7 +10,7 @@ from .._parameterisation.input_gain import resolve_for_simulation
 from .._remat.auto import Auto
 from .._solution import SimulationState, Solution
 from .._solver._base import AbstractSolver
-from ._arguments import check_parts, checked_arguments
+from ._arguments import check_batch_last, check_parts, checked_arguments
 from ._batched import make_batched_rule
 from ._loop import boundary_loop
 from ._setup import setup
@@ -29,7 +29,7 @@ def simulate(
     monitors: dict[str, AbstractMonitor] | None = None,
     key: Key | None = None,
     history=None,
-    batch_last: bool = False,
+    batch_last: bool | int = False,
 ) -> Solution:
     """Simulate ``network`` from ``t0`` to ``t1`` (ms) with fixed steps ``dt`` (ms).
 
@@ -64,7 +64,10 @@ def simulate(
       the leading axis of every array. ``True``: when the batch shares its
       ``DelayGraph`` or ``SparseDelayGraph`` (weights and delays not batched: a sweep
       over other parameters, noise keys, histories, or a ``DelayGraph``'s per-target
-      ``input_gain``), the batch-last loop, below.
+      ``input_gain``), the batch-last loop, below. An integer ``B``: the batch-last loop
+      from batches of ``B`` members on, the plain ``vmap`` below (what ``nd.FcLoss`` asks
+      for its realisations: ``B = 8``). Nested ``vmap``s count as one batch of all their
+      members (a population of parameter sets, each over noise realisations).
 
     **Returns**: a ``Solution``: ``sol[name]`` are the samples of each monitor,
     ``sol.ts[name]`` their times, ``sol.final`` the state to continue from.
@@ -87,8 +90,7 @@ def simulate(
     single-network loop, with its remat strategy, whatever ``batch_last``: only the
     forward value of a ``vmap`` that is not differentiated runs the batch-last loop.
     """
-    if not isinstance(batch_last, bool):
-        raise ValueError(f"batch_last must be True or False, got {batch_last!r}.")
+    check_batch_last(batch_last)
     check_parts(network, solver)
     return _simulate(resolve_for_simulation(network), solver, t0=t0, t1=t1, dt=dt,
                      monitors=monitors, key=key, history=history, batch_last=batch_last)
@@ -97,7 +99,7 @@ def simulate(
 @eqx.filter_jit
 def simulate_resolved(network: Network, solver: AbstractSolver, *, t0: float, t1: float,
                       dt: float, monitors: dict[str, AbstractMonitor] | None, key: Key | None,
-                      history, batch_last: bool) -> Solution:
+                      history, batch_last: bool | int) -> Solution:
     """``simulate`` of a network already checked (``check_parts``) and resolved
     (``resolve_for_simulation``), for a caller that runs several simulations of one network
     and resolves it once (``FcLoss``: its burn-in and its run)."""
@@ -127,7 +129,8 @@ def _simulate(network, solver, *, t0, t1, dt, monitors, key, history,
 
     if batch_last:
         (y, buffer, monitor_states), stacked = boundary_loop(
-            plain, make_batched_rule(n_steps, every), parts, carry
+            plain, make_batched_rule(n_steps, every, 1 if batch_last is True else batch_last),
+            parts, carry
         )
     else:
         (y, buffer, monitor_states), stacked = plain(parts, carry)

@@ -25,6 +25,7 @@ loss and held-out runs, as a third row per k. The default: 3 k x 2 methods x ``-
 """
 
 import math
+import re
 import time
 from pathlib import Path
 
@@ -274,8 +275,23 @@ def cma_fit(net, loss_fn, key, k: int, budget: float, cma, stall=None) -> dict:
         return [trace.add(losses[i], jax.tree.map(lambda m, i=i: m[i], metrics), theta)
                 for i, theta in enumerate(thetas)]
 
+    layout = population_layout(net, loss_fn, key, k)
     scales = {"G": CMA_SCALE_G, "gain": CMA_SCALE_GAIN}
-    return cma_search(k, scales, budget, population, cma, batched=True, stall=stall)
+    out = cma_search(k, scales, budget, population, cma, batched=True, stall=stall)
+    out["method"] = out["method"].replace(", batched)", f", batched: {layout})")
+    return {**out, "layout": layout}
+
+
+def population_layout(net, loss_fn, key, k: int) -> str:
+    """How a generation of pycma's default population runs: ``"batch-last"`` when its
+    traced program holds the batch-last loop's ring buffer (``[2 rows, nodes, k,
+    candidates x realisations]``), else ``"plain vmap"``."""
+    n = 4 + math.floor(3 * math.log(k))  # pycma's default population
+    thetas = jax.tree.map(lambda x: jnp.stack([x] * n), start_theta(k))
+    batch = jax.vmap(objective, in_axes=(0, None, None, None))
+    jaxpr = eqx.filter_make_jaxpr(batch)(thetas, net, loss_fn, key)[0]
+    ring = rf"\[\d+,{loss_fn.target.shape[0]},\d+,{n * loss_fn.realisations}\]"
+    return "batch-last" if re.search(ring, str(jaxpr)) else "plain vmap"
 
 
 # ------------------------------------------------------------------ scoring
@@ -394,6 +410,8 @@ def _scores(heldout: dict) -> str:
 
 def _row(run: dict) -> str:
     t = run.get("time_to_target")
+    if run["method"].endswith(", batched)"):  # written before the layout was recorded
+        run = {**run, "method": run["method"].replace(", batched)", ", batched: plain vmap)")}
     reached = "not reached" if t is None else f"{t:.0f} s"
     failed = f", {run['failed']} failed" if run["failed"] else ""
     return (f"| {run['method']} | {run['evaluations']} {run['unit']}{failed} | "
@@ -481,7 +499,9 @@ def setup_text(settings, budget) -> list[str]:
         f"(pycma, default population, seed 1) from x0 = 0, sigma0 = {CMA_SIGMA0}, in scaled "
         f"coordinates G = {G0} + {CMA_SCALE_G} x0, gains = {CMA_SCALE_GAIN} x1..; each "
         "generation's candidates evaluated as one batch (`jax.vmap` of the compiled loss: "
-        "the candidates x realisations run as one batched simulation); a "
+        "the candidates x realisations run as one batched simulation, the batch-last loop "
+        "where the table says so, else the plain `vmap`; runs before 2026-11-29 18:30 UTC "
+        "ran the plain `vmap`, see `population.md` for what that costs a generation); a "
         f"candidate with a NaN loss or a runtime error is told {FAILED_LOSS:g} and counted "
         f"as failed. Each method gets {budget:g} s of wall-clock per k, compilation "
         f"included, and stops {stops}.", "",
