@@ -7,8 +7,9 @@ coupling G of ``nd.presets.rww_ei_fic`` (G 0.49, its best homogeneous point) plu
 gains (``nd.InputScaling``) along 2 maps (k = 3), 9 maps (k = 10) or one mean-free
 log-gain per region (k = 81). Measured: the best loss against time (compilation included)
 and the FC r on the test runs 5-7 of each method's best parameters, simulated anew.
-CMA-ES evaluates each generation as one batch (``jax.vmap``); each method stops at the
-budget or once its best loss stalls (``--stall``, ``--stall-tol``).
+CMA-ES evaluates each generation as one batch (``jax.vmap``: candidates x realisations run
+as one batch-last loop); each method stops at the budget or once its best loss stalls
+(``--stall``, ``--stall-tol``, ``--stall-rounds``).
 
     python scripts/benchmarks/bench_heterogeneity.py --ks 10 81 --budget 1200  # <= ~90 min
     python scripts/benchmarks/bench_heterogeneity.py --smoke --ks 10 --budget 40
@@ -52,7 +53,9 @@ FULL = {"duration": 43_200.0, "burn_in": 57_600.0, "realisations": 4, "balloon_s
 QUICK = {"duration": 7_200.0, "burn_in": 7_200.0, "realisations": 1, "balloon_step": 10.0,
          "heldout_duration": 14_400.0, "heldout_realisations": 1, "budget": 60.0,
          "stages": "save"}
-STALL, STALL_TOL = 300.0, 1e-3  # a method stops once its best loss gains < tol in that long
+# A method stops once its best loss gains < tol in that long and in that many of its steps /
+# generations: CMA-ES plateaus for 10-15 generations (~300 s at k = 10) and then moves on.
+STALL, STALL_TOL, STALL_ROUNDS = 300.0, 1e-3, 30
 
 
 # ------------------------------------------------------------------ problem set-up
@@ -132,8 +135,9 @@ class Trace:
     """Every evaluation of one method: elapsed seconds since its start (compilation
     included), loss, FC r and mean FC, the best-so-far loss and its parameters."""
 
-    def __init__(self, budget: float, stall: tuple[float, float] | None = None):
+    def __init__(self, budget: float, stall: tuple | None = None, round_size: int = 1):
         self.budget, self.start, self.stall = budget, time.perf_counter(), stall
+        self.round_size = round_size  # evaluations per step / generation
         self.points, self.failed = [], 0
         self.best, self.best_theta, self.best_metrics = math.inf, None, {}
 
@@ -144,12 +148,15 @@ class Trace:
         return self.elapsed() > self.budget
 
     def stalled(self) -> bool:
-        """The best loss gained less than ``stall = (tol, seconds)``'s ``tol`` in the last
-        ``seconds`` (``False`` without a stall rule, or before that long has passed)."""
+        """The best loss gained less than ``stall = (tol, seconds[, rounds])``'s ``tol`` in
+        the last ``seconds`` and the last ``rounds`` steps / generations (``False`` without
+        a stall rule, or before that long has passed)."""
         if self.stall is None or not self.points:
             return False
-        tol, seconds = self.stall
-        before = [p["best"] for p in self.points if p["t"] <= self.elapsed() - seconds]
+        tol, seconds, *rounds = self.stall
+        cut = len(self.points) - (rounds[0] if rounds else 0) * self.round_size
+        before = [p["best"] for p in self.points[:max(cut, 0)]
+                  if p["t"] <= self.elapsed() - seconds]
         return bool(before) and before[-1] - self.best < tol
 
     def done(self) -> bool:
@@ -232,7 +239,7 @@ def cma_search(k: int, scales: dict, budget: float, evaluate, cma, level: float 
                 for (name, v), part in zip(start.items(), parts, strict=True)}
 
     es = cma.CMAEvolutionStrategy(np.zeros(ends[-1]), CMA_SIGMA0, {"seed": 1, "verbose": -9})
-    trace, cpu = Trace(budget, stall), time.process_time()
+    trace, cpu = Trace(budget, stall, es.popsize), time.process_time()
     while not trace.done() and trace.best > level and not es.stop():
         xs = es.ask()
         values = evaluate([theta(x) for x in xs], trace)
@@ -408,10 +415,15 @@ def _scores(heldout: dict) -> str:
             f"{tr['fc_r']:.3f}")
 
 
+def _method(run: dict) -> str:
+    """``run``'s method; a population written before its layout was recorded ran the plain
+    ``vmap``."""
+    return run["method"].replace(", batched)", ", batched: plain vmap)")
+
+
 def _row(run: dict) -> str:
     t = run.get("time_to_target")
-    if run["method"].endswith(", batched)"):  # written before the layout was recorded
-        run = {**run, "method": run["method"].replace(", batched)", ", batched: plain vmap)")}
+    run = {**run, "method": _method(run)}
     reached = "not reached" if t is None else f"{t:.0f} s"
     failed = f", {run['failed']} failed" if run["failed"] else ""
     return (f"| {run['method']} | {run['evaluations']} {run['unit']}{failed} | "
@@ -461,8 +473,10 @@ def k_section(r: dict, start: dict) -> list[str]:
     target = (f"Common target: loss {H.num(r['target'], '.4f')} (the higher of the two best "
               "losses: the lowest both reached)." if "target" in r else "")
     rows = [_row(r[name]) for name in ("gradient", "cma", "analytic") if name in r]
+    # "reading": what the figures alone do not say, written into the JSON after the run
+    reading = [f"**Reading.** {r['reading']}", ""] if r.get("reading") else []
     return [f"### k = {r['k']}: {label}", "", when, target, "", TABLE_HEAD, s, *rows, "",
-            verdict(r), ""]
+            verdict(r), "", *reading]
 
 
 def setup_text(settings, budget) -> list[str]:
@@ -472,10 +486,12 @@ def setup_text(settings, budget) -> list[str]:
     remat = "Uniform(720)" if stages == "recompute" else f"Uniform(720, stages='{stages}')"
     bold = ("Bold(period=720, variables='S_e'" + ("" if step is None else
             f", integration_step={step:g}") + ")")
-    tol, seconds = s.get("stall", [None, 0])
+    tol, seconds, *rounds = s.get("stall", [None, 0])
+    window = f"{seconds:g} s" + (f" and its last {rounds[0]} steps / generations"
+                                 if rounds and rounds[0] else "")
     stops = ("at the first step / generation that ends past it" if not seconds else
              f"at the first step / generation that ends past it, or once its best loss has "
-             f"gained less than {tol:g} in the last {seconds:g} s (*stalled*), or (CMA-ES) at "
+             f"gained less than {tol:g} in the last {window} (*stalled*), or (CMA-ES) at "
              "pycma's own stopping criteria")
     return [
         "## Setup", "",
@@ -499,9 +515,9 @@ def setup_text(settings, budget) -> list[str]:
         f"(pycma, default population, seed 1) from x0 = 0, sigma0 = {CMA_SIGMA0}, in scaled "
         f"coordinates G = {G0} + {CMA_SCALE_G} x0, gains = {CMA_SCALE_GAIN} x1..; each "
         "generation's candidates evaluated as one batch (`jax.vmap` of the compiled loss: "
-        "the candidates x realisations run as one batched simulation, the batch-last loop "
-        "where the table says so, else the plain `vmap`; runs before 2026-11-29 18:30 UTC "
-        "ran the plain `vmap`, see `population.md` for what that costs a generation); a "
+        "the candidates x realisations run as one batched simulation: the batch-last loop "
+        "or the plain `vmap`, as each CMA-ES row says; `population.md` measures what the "
+        "layout costs a generation); a "
         f"candidate with a NaN loss or a runtime error is told {FAILED_LOSS:g} and counted "
         f"as failed. Each method gets {budget:g} s of wall-clock per k, compilation "
         f"included, and stops {stops}.", "",
@@ -566,7 +582,7 @@ def figure(results, path: Path, ylabel: str = "best loss so far", **axes_set) ->
             pts = [p for p in r[name]["trace"] if p["best"] is not None
                    and math.isfinite(p["best"])]
             ax.step([p["t"] for p in pts], [p["best"] for p in pts], where="post",
-                    color=colour, label=r[name]["method"])
+                    color=colour, label=_method(r[name]))
         if not axes_set:
             ax.axhline(r["cma"]["best_loss"], color="C1", ls=":", lw=0.8)
         ax.set(title=f"k = {r['k']}", xlabel="seconds (compilation included)", ylabel=ylabel,
@@ -603,10 +619,10 @@ def measure(args) -> dict:
         m = H.loads(path.read_text())
         add_analytic(m, args.add_analytic, data)
         return m
-    earlier = (_earlier(path, {**settings, "stall": [args.stall_tol, args.stall]}, budget)
-               if args.merge else None)
-    settings = {**settings, "stall": [args.stall_tol, args.stall]}
-    stall = (args.stall_tol, args.stall) if args.stall > 0 else None
+    rule = [args.stall_tol, args.stall, args.stall_rounds]
+    earlier = _earlier(path, {**settings, "stall": rule}, budget) if args.merge else None
+    settings = {**settings, "stall": rule}
+    stall = tuple(rule) if args.stall > 0 else None
     results = [run_k(k, data, settings, budget, cma, stall) for k in args.ks]
     if earlier is not None:
         old = [r for r in earlier["results"] if r["k"] not in args.ks]
@@ -621,6 +637,8 @@ def measure(args) -> dict:
                f"--budget {args.budget:g}" if args.budget is not None else "",
                f"--stall {args.stall:g}" if args.stall != STALL else "",
                f"--stall-tol {args.stall_tol:g}" if args.stall_tol != STALL_TOL else "",
+               f"--stall-rounds {args.stall_rounds}" if args.stall_rounds != STALL_ROUNDS
+               else "",
                "--smoke" if args.smoke else "", "--merge" if args.merge else ""]
     return H.plain({"settings": settings, "budget": budget, "options": options, "start": start,
                     "results": results}, null=True)
@@ -641,6 +659,9 @@ def options(p) -> None:
                         f"in this many seconds (default {STALL:g}; 0: run to the budget)")
     p.add_argument("--stall-tol", type=float, default=STALL_TOL,
                    help=f"see --stall (default {STALL_TOL:g})")
+    p.add_argument("--stall-rounds", type=int, default=STALL_ROUNDS,
+                   help="a stall also needs the loss flat for this many steps / generations "
+                        f"(default {STALL_ROUNDS}; 0: seconds alone)")
     p.add_argument("--add-analytic", type=Path, default=None, metavar="JSON",
                    help="measure nothing new but the end points of the analytic fits in JSON "
                         "(bench_heterogeneity_linear.py's), added to heterogeneity.json")

@@ -22,7 +22,7 @@ parameters (10 at k = 10, 17 at k = 81), candidates drawn as CMA-ES's first gene
 Compiled, then timed interleaved in one process, best of ``--repeats``; the losses of the
 three compared (the batch-last loop adds the edge sums in another order).
 
-    python scripts/studies/bench_population.py            # ~10 min on 2 cores
+    python scripts/studies/bench_population.py            # ~10 min on 2 cores (--repeats 1: ~6)
     python scripts/studies/bench_population.py --smoke    # short runs, a minute
 """
 
@@ -89,12 +89,8 @@ def programs(k: int, settings: dict) -> tuple[dict, dict]:
     layout = {WAYS[1]: bool(ring.search(str(jax.make_jaxpr(jax.vmap(own_weights))(thetas,
                                                                                     copies)))),
               WAYS[2]: bool(ring.search(str(jax.make_jaxpr(jax.vmap(one))(thetas))))}
-    values = {way: np.asarray(fn(*args)) for (_, way), (fn, args) in cases.items()}
-    ref = values[WAYS[0]]
     facts = {"popsize": n, "members": members, "batch_last_ring": layout,
-             "compile_s": {WAYS[0]: t_single, WAYS[1]: t_plain, WAYS[2]: t_last},
-             "losses": {w: v.tolist() for w, v in values.items()},
-             "max_rel_diff": {w: float(np.max(np.abs(v / ref - 1))) for w, v in values.items()}}
+             "compile_s": {WAYS[0]: t_single, WAYS[1]: t_plain, WAYS[2]: t_last}}
     print(f"k = {k}: compiled ({n} candidates)", flush=True)
     return cases, facts
 
@@ -105,9 +101,14 @@ def measure(args) -> dict:
     for k in args.ks:
         c, facts[str(k)] = programs(k, settings)
         cases.update(c)
-    times = C.interleaved(cases, args.repeats, log=True)
+    outputs = {}
+    times = C.interleaved(cases, args.repeats, log=True, outputs=outputs)
     for (k, way), ts in times.items():
-        facts[str(k)].setdefault("seconds", {})[way] = min(ts)
+        f = facts[str(k)]
+        f.setdefault("seconds", {})[way] = min(ts)
+        values, ref = np.asarray(outputs[(k, way)]), np.asarray(outputs[(k, WAYS[0])])
+        f.setdefault("losses", {})[way] = values.tolist()
+        f.setdefault("max_rel_diff", {})[way] = float(np.max(np.abs(values / ref - 1)))
     return {"settings": settings, "repeats": args.repeats, "smoke": args.smoke, "ks": args.ks,
             "workloads": facts}
 
