@@ -46,7 +46,11 @@ def programs(w, lengths, seconds, dtype, period=100.0):
         return jax.vmap(lambda g: one(eqx.tree_at(lambda n: n.coupling.G, net, g), True))(Gs)
 
     def per_member(Gs):
-        weights = jnp.broadcast_to(net.graph.weights, Gs.shape + net.graph.weights.shape)
+        # Built from the traced Gs (times one, exactly): a broadcast of the constant weights
+        # made XLA constant-fold the graph's runtime checks over B copies of them, which
+        # took the GPU run's whole compile budget at B = 8192 (benchmarks/gpu.md).
+        ones = jnp.ones_like(Gs)[:, None, None]
+        weights = ones * net.graph.weights
 
         def member(g, wm):
             return one(eqx.tree_at(lambda n: (n.coupling.G, n.graph.weights), net, (g, wm)))
