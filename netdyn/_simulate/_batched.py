@@ -114,9 +114,9 @@ def make_batched_rule(n_steps: int, every: int, min_batch: int = 1):
 
         @batch.def_vmap
         def outer_rule(outer, outer_flags, leaves, c_leaves):
-            outer_flags = _lists(outer_flags)
-            merged = _merge(outer, size, outer_flags, _lists(flags), _lists((leaves, c_leaves)))
-            both = jax.tree.map(lambda a, b: a or b, outer_flags, _lists(flags))
+            outer_flags, inner_flags = _lists(outer_flags), _lists(flags)
+            merged = _merge(outer, size, outer_flags, inner_flags, _lists((leaves, c_leaves)))
+            both = jax.tree.map(lambda a, b: a or b, outer_flags, inner_flags)
             out = nested(outer * size, both, *merged, flat)
             out = jax.tree.map(lambda x: x.reshape((outer, size) + x.shape[1:]), out)
             return out, jax.tree.map(lambda _: True, out)

@@ -189,10 +189,10 @@ class Trace:
                 "failed"}
 
 
-def gradient_fit(net, loss_fn, key, k: int, budget: float, stall=None) -> dict:
-    """Adam (G at ``LR_G``, gains at ``LR_GAIN``) on the exact gradient, one compiled
-    step, until the first step that ends past ``budget``, the best loss stalls (``stall``:
-    ``Trace``'s rule) or a non-finite loss."""
+def fit_step():
+    """``(optimiser, step)`` of the gradient fit: Adam (G at ``LR_G``, gains at
+    ``LR_GAIN``) and ``step(theta, state, net, loss_fn, key) -> (loss, metrics, theta,
+    state)``, the exact gradient and the update compiled as one program."""
     opt = optax.multi_transform({"G": optax.adam(LR_G), "gain": optax.adam(LR_GAIN)},
                                 {"G": "G", "gain": "gain"})
 
@@ -203,6 +203,14 @@ def gradient_fit(net, loss_fn, key, k: int, budget: float, stall=None) -> dict:
         updates, state = opt.update(grads, state, theta)
         return loss, metrics, optax.apply_updates(theta, updates), state
 
+    return opt, step
+
+
+def gradient_fit(net, loss_fn, key, k: int, budget: float, stall=None) -> dict:
+    """Adam (G at ``LR_G``, gains at ``LR_GAIN``) on the exact gradient, one compiled
+    step, until the first step that ends past ``budget``, the best loss stalls (``stall``:
+    ``Trace``'s rule) or a non-finite loss."""
+    opt, step = fit_step()
     theta = start_theta(k)
     state = opt.init(theta)
     trace = Trace(budget, stall)
@@ -293,12 +301,23 @@ def population_layout(net, loss_fn, key, k: int) -> str:
     """How a generation of pycma's default population runs: ``"batch-last"`` when its
     traced program holds the batch-last loop's ring buffer (``[2 rows, nodes, k,
     candidates x realisations]``), else ``"plain vmap"``."""
-    n = 4 + math.floor(3 * math.log(k))  # pycma's default population
+    n = popsize(k)
     thetas = jax.tree.map(lambda x: jnp.stack([x] * n), start_theta(k))
     batch = jax.vmap(objective, in_axes=(0, None, None, None))
     jaxpr = eqx.filter_make_jaxpr(batch)(thetas, net, loss_fn, key)[0]
-    ring = rf"\[\d+,{loss_fn.target.shape[0]},\d+,{n * loss_fn.realisations}\]"
-    return "batch-last" if re.search(ring, str(jaxpr)) else "plain vmap"
+    batch_last = has_ring(jaxpr, loss_fn.target.shape[0], n * loss_fn.realisations)
+    return "batch-last" if batch_last else "plain vmap"
+
+
+def popsize(k: int) -> int:
+    """pycma's default population for ``k`` parameters, ``4 + floor(3 ln k)``."""
+    return 4 + math.floor(3 * math.log(k))
+
+
+def has_ring(jaxpr, nodes: int, members: int) -> bool:
+    """Whether the traced program holds the batch-last loop's ring buffer, ``[2 rows,
+    nodes, k, members]``: the batch ran batch-last."""
+    return re.search(rf"\[\d+,{nodes},\d+,{members}\]", str(jaxpr)) is not None
 
 
 # ------------------------------------------------------------------ scoring

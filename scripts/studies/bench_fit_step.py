@@ -19,9 +19,7 @@ import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
 import bench_heterogeneity as BH
-import equinox as eqx
 import jax
-import optax
 
 import netdyn as nd
 
@@ -32,16 +30,8 @@ def measure(args) -> dict:
     settings = {**(BH.QUICK if args.smoke else BH.FULL)}
     net, loss_fn, _, _ = BH.problem(args.k, nd.datasets.load("hcp"), settings)
     key, theta = jax.random.key(0), BH.start_theta(args.k)
-    opt = optax.adam(BH.LR_GAIN)
+    opt, step = BH.fit_step()  # the benchmark's own step
     state = opt.init(theta)
-
-    @eqx.filter_jit
-    def step(theta, state, net, loss_fn, key):
-        (loss, _), grads = jax.value_and_grad(BH.objective, has_aux=True)(theta, net,
-                                                                           loss_fn, key)
-        updates, state = opt.update(grads, state, theta)
-        return loss, optax.apply_updates(theta, updates), state
-
     facts = {"backend": jax.default_backend(), "device": str(jax.devices()[0]),
              "k": args.k}
     for name, fn, fargs in (("forward", BH.forward, (theta, net, loss_fn, key)),

@@ -26,9 +26,6 @@ three compared (the batch-last loop adds the edge sums in another order).
     python scripts/studies/bench_population.py --smoke    # short runs, a minute
 """
 
-import math
-import re
-
 import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
 import _harness as H
@@ -45,11 +42,6 @@ jax.config.update("jax_enable_x64", True)
 WAYS = ("one at a time", "plain vmap", "batch-last")
 
 
-def popsize(k: int) -> int:
-    """pycma's default population for ``k`` parameters, ``4 + floor(3 ln k)``."""
-    return 4 + math.floor(3 * math.log(k))
-
-
 def candidates(k: int, n: int) -> dict:
     """``n`` thetas as CMA-ES's first generation draws them (``x0 = 0``, ``sigma0 = 0.5``),
     in ``bench_heterogeneity``'s scaled coordinates, stacked."""
@@ -61,7 +53,7 @@ def candidates(k: int, n: int) -> dict:
 def programs(k: int, settings: dict) -> tuple[dict, dict]:
     """The three ways of evaluating one generation at ``k``, compiled: ``(cases, facts)``."""
     net, loss_fn, _, _ = BH.problem(k, nd.datasets.load("hcp"), settings)
-    key, n = jax.random.key(0), popsize(k)
+    key, n = jax.random.key(0), BH.popsize(k)
     thetas = candidates(k, n)
     weights = net.graph.weights.weights  # the InputScaling's structural weights
 
@@ -84,11 +76,10 @@ def programs(k: int, settings: dict) -> tuple[dict, dict]:
              (k, WAYS[2]): (last, (thetas,))}
     # The layout each batch ran: the batch-last loop's ring buffer is ``[2 rows, nodes, k,
     # members]``, candidates x realisations on its trailing axis.
-    members = n * settings["realisations"]
-    ring = re.compile(rf"\[\d+,{weights.shape[0]},1,{members}\]")
-    layout = {WAYS[1]: bool(ring.search(str(jax.make_jaxpr(jax.vmap(own_weights))(thetas,
-                                                                                    copies)))),
-              WAYS[2]: bool(ring.search(str(jax.make_jaxpr(jax.vmap(one))(thetas))))}
+    members, nodes = n * settings["realisations"], weights.shape[0]
+    layout = {WAYS[1]: BH.has_ring(jax.make_jaxpr(jax.vmap(own_weights))(thetas, copies),
+                                   nodes, members),
+              WAYS[2]: BH.has_ring(jax.make_jaxpr(jax.vmap(one))(thetas), nodes, members)}
     facts = {"popsize": n, "members": members, "batch_last_ring": layout,
              "compile_s": {WAYS[0]: t_single, WAYS[1]: t_plain, WAYS[2]: t_last}}
     print(f"k = {k}: compiled ({n} candidates)", flush=True)
