@@ -180,7 +180,43 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
                   jnp.full((n, n), 0.3, dtype))
         return _micro_loop(step, carry0, consts, n_steps)
 
+    gather_pair = lax.GatherDimensionNumbers(offset_dims=(2,), collapsed_slice_dims=(),
+                                             start_index_map=(0,))
+
+    def g_node_major_pair(buf, k):  # linear: [N, H] buffer, [older, newer] as one slice of 2
+        p = lax.gather(buf.reshape(n * rows_n), (k["flat_nm"] - 1)[..., None], gather_pair,
+                       slice_sizes=(2,), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+        return ((k["W"] * (p[..., 1] + k["frac"] * (p[..., 0] - p[..., 1]))) @ ones)[None]
+
+    def g_no_read(buf, k):  # the rest of the step: the newest row broadcast, no gather
+        return ((k["W"] * jnp.broadcast_to(buf[-1, :, 0][None], (n, n))) @ ones)[None]
+
+    def g_nearest_arith(buf, k):  # one gather and the interpolation's arithmetic on it
+        b = buf.reshape(rows_n * n, 1)
+        x = b.at[k["flat"]].get(mode="promise_in_bounds")[..., 0]
+        return ((k["W"] * (x + k["frac"] * (x * x - x))) @ ones)[None]
+
+    def make_carried_sums():
+        # Linear: sum_j W f x_j(older row) at step t is sum_j W f x_j(newer row) at step
+        # t - 1: one gather a step, two weighted sums, one of them carried ([N]).
+        def step(i, carry, k):
+            y, buf, pending = carry
+            x = buf.reshape(rows_n * n, 1).at[k["flat"]].get(mode="promise_in_bounds")[..., 0]
+            now, nxt = (((k["W"] * w) * x) @ ones for w in (1 - k["frac"], k["frac"]))
+            y1 = y + 1e-3 * (jnp.tanh((now + pending)[None]) - y)
+            return y1, push_concat(buf, y1), nxt
+
+        carry0 = (jnp.full((1, n), 0.3, dtype), jnp.full((rows_n, n, 1), 0.3, dtype),
+                  jnp.zeros(n, dtype))
+        return _micro_loop(step, carry0, consts, n_steps)
+
     linear_only = {} if frac is None else {
+        "node-major `[N, H]` buffer, both rows as one gathered slice of 2": make(
+            g_node_major_pair, layout="node"),
+        "one gather, the older row's weighted sum carried (`[N]` in the carry)":
+            make_carried_sums(),
+        "(parts) no gather: the newest row broadcast, the rest of the step": make(g_no_read),
+        "(parts) one gather and the interpolation's arithmetic": make(g_nearest_arith),
         "idem, one gather of both rows' indices": make(g_both_rows),
         "idem, two gathers, `frac` folded into two weight matrices": make(g_folded),
         "pair buffer `[H, N, 2]` (each row beside the one before), one gather": make(
@@ -273,7 +309,10 @@ def render(m: dict) -> str:
         "reductions and batched dots to YNNPACK, whose per-call cost at this size exceeds "
         "that of its own dot kernel for a matrix-vector product (a few µs per step with "
         "nearest delays here; with linear interpolation the einsum also drags the "
-        "interpolation into the library call)."
+        "interpolation into the library call). The rows marked *(parts)* are pieces of a "
+        "step rather than formulations: the step without its gather, and one gather with "
+        "the interpolation's arithmetic on it; the second read of linear interpolation costs "
+        "the difference between the latter and netdyn's two-gather row."
     )
     for interpolation in ("nearest", "linear"):
         if micro.get(f"gather-{interpolation}"):
