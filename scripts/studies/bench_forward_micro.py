@@ -211,17 +211,17 @@ def gather_cases(w, lengths, dtype, n_steps, interpolation):
         return _micro_loop(step, carry0, consts, n_steps)
 
     linear_only = {} if frac is None else {
+        "idem, one gather of both rows' indices": make(g_both_rows),
+        "idem, two gathers, `frac` folded into two weight matrices": make(g_folded),
+        "pair buffer `[H, N, 2]` (each row beside the one before), one gather": make(
+            g_pair, layout="pair"),
+        "one gather, the last step's read carried (`[N, N]` in the carry)": make_carried(),
         "node-major `[N, H]` buffer, both rows as one gathered slice of 2": make(
             g_node_major_pair, layout="node"),
         "one gather, the older row's weighted sum carried (`[N]` in the carry)":
             make_carried_sums(),
         "(parts) no gather: the newest row broadcast, the rest of the step": make(g_no_read),
         "(parts) one gather and the interpolation's arithmetic": make(g_nearest_arith),
-        "idem, one gather of both rows' indices": make(g_both_rows),
-        "idem, two gathers, `frac` folded into two weight matrices": make(g_folded),
-        "pair buffer `[H, N, 2]` (each row beside the one before), one gather": make(
-            g_pair, layout="pair"),
-        "one gather, the last step's read carried (`[N, N]` in the carry)": make_carried(),
     }
     cases = {
         "`buf[rows, cols]` on `[H, N, 1]` + einsum (netdyn before)": make(g_rows_cols_einsum),
