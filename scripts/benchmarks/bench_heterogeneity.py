@@ -148,13 +148,13 @@ class Trace:
         return self.elapsed() > self.budget
 
     def stalled(self) -> bool:
-        """The best loss gained less than ``stall = (tol, seconds[, rounds])``'s ``tol`` in
+        """The best loss gained less than ``stall = (tol, seconds, rounds)``'s ``tol`` in
         the last ``seconds`` and the last ``rounds`` steps / generations (``False`` without
         a stall rule, or before that long has passed)."""
         if self.stall is None or not self.points:
             return False
-        tol, seconds, *rounds = self.stall
-        cut = len(self.points) - (rounds[0] if rounds else 0) * self.round_size
+        tol, seconds, rounds = self.stall
+        cut = len(self.points) - rounds * self.round_size
         before = [p["best"] for p in self.points[:max(cut, 0)]
                   if p["t"] <= self.elapsed() - seconds]
         return bool(before) and before[-1] - self.best < tol

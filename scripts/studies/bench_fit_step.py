@@ -7,13 +7,11 @@ fit: rww-ei-fic with FIC on the embedded HCP data, G and one mean-free input log
 region (k = 81), ``nd.FcLoss`` of 4 x 43.2 s after a 57.6 s burn-in (its gradient exact),
 ``Uniform(720, stages='save')``, float64; ``jax.value_and_grad`` and Adam's update compiled
 as one program, as the benchmark's fit runs it. Timed best of ``--repeats`` after a warm-up
-call; the forward (the loss alone) timed alike.
+call; the forward (the loss alone) timed alike, the two interleaved.
 
     python scripts/studies/bench_fit_step.py            # on the GPU machine, ~2 min
     python scripts/studies/bench_fit_step.py --smoke    # short runs, any backend
 """
-
-import time
 
 import _benchmarks  # noqa: F401 (first: scripts/benchmarks/ importable)
 import _common as C  # first: this checkout's netdyn
@@ -34,16 +32,11 @@ def measure(args) -> dict:
     state = opt.init(theta)
     facts = {"backend": jax.default_backend(), "device": str(jax.devices()[0]),
              "k": args.k}
-    for name, fn, fargs in (("forward", BH.forward, (theta, net, loss_fn, key)),
-                            ("step", step, (theta, state, net, loss_fn, key))):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*fargs))  # compiles, then runs once
-        facts[f"first_call_{name}"] = time.perf_counter() - t
-        times = []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            jax.block_until_ready(fn(*fargs))
-            times.append(time.perf_counter() - t)
+    cases = {"forward": (BH.forward, (theta, net, loss_fn, key)),
+             "step": (step, (theta, state, net, loss_fn, key))}
+    for name, (fn, fargs) in cases.items():
+        facts[f"first_call_{name}"] = C.timed(fn, *fargs)[1]  # compiles, then runs once
+    for name, times in C.interleaved(cases, args.repeats).items():
         facts[f"seconds_{name}"] = min(times)
         print(f"{name}: first call {facts[f'first_call_{name}']:.1f} s, best "
               f"{min(times):.2f} s", flush=True)
